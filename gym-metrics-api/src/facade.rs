@@ -1,0 +1,132 @@
+//! The free functions call sites use: they mirror the reference module
+//! (`record_rollout_duration`, `record_verify`, `record_active_servers`).
+//!
+//! Before anything is installed each costs one atomic load and a branch; with
+//! the `off` feature (selected by the no-op backend) each compiles to nothing.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::install::installed;
+use crate::{bad_input, catalogue, Recorder, RoleError};
+
+/// True when the `off` feature compiled every record call away.
+pub(crate) const COMPILED_OFF: bool = cfg!(feature = "off");
+
+#[inline(always)]
+fn recorder() -> Option<&'static dyn Recorder> {
+    if COMPILED_OFF {
+        return None;
+    }
+    installed()
+}
+
+#[inline(always)]
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1_000.0
+}
+
+/// True when a backend is installed, i.e. when recording does anything.
+///
+/// A call-site gate for work that only feeds metrics (reading a clock,
+/// computing a value). Constant `false` under the `off` feature.
+///
+/// ```
+/// if gym_metrics_api::enabled() {
+///     // compute something only the metrics need
+/// }
+/// ```
+#[inline(always)]
+pub fn enabled() -> bool {
+    recorder().is_some()
+}
+
+/// Records one rollout's wall time into `gym.rollout.duration_ms`.
+/// Failed rollouts count too.
+///
+/// ```
+/// gym_metrics_api::record_rollout_duration(std::time::Duration::from_millis(1200));
+/// ```
+#[inline]
+pub fn record_rollout_duration(duration: Duration) {
+    if let Some(r) = recorder() {
+        r.record_rollout_duration(millis(duration));
+    }
+}
+
+/// [`record_rollout_duration`] in milliseconds, for parity with the reference.
+/// NaN, infinities and negatives are dropped (see [`crate::dropped_values`]).
+///
+/// ```
+/// gym_metrics_api::record_rollout_duration_ms(1200.0);
+/// gym_metrics_api::record_rollout_duration_ms(f64::NAN); // dropped, never a panic
+/// ```
+#[inline]
+pub fn record_rollout_duration_ms(duration_ms: f64) {
+    if let Some(r) = recorder() {
+        if let Some(ms) = bad_input::accept(duration_ms, catalogue::ROLLOUT_DURATION.name) {
+            r.record_rollout_duration(ms);
+        }
+    }
+}
+
+/// Records one verification's wall time into `gym.verify.duration_ms` and
+/// folds its outcome into the success rate and the verify counters.
+///
+/// ```
+/// gym_metrics_api::record_verify(std::time::Duration::from_millis(40), true);
+/// ```
+#[inline]
+pub fn record_verify(duration: Duration, succeeded: bool) {
+    if let Some(r) = recorder() {
+        r.record_verify(millis(duration), succeeded);
+    }
+}
+
+/// [`record_verify`] in milliseconds. NaN, infinities and negatives are
+/// dropped whole: neither the duration nor the outcome is recorded.
+///
+/// ```
+/// gym_metrics_api::record_verify_ms(40.0, true);
+/// ```
+#[inline]
+pub fn record_verify_ms(duration_ms: f64, succeeded: bool) {
+    if let Some(r) = recorder() {
+        if let Some(ms) = bad_input::accept(duration_ms, catalogue::VERIFY_DURATION.name) {
+            r.record_verify(ms, succeeded);
+        }
+    }
+}
+
+/// Sets `gym.servers.active`: orchestrator only.
+///
+/// A gauge exports whatever was written last, so a fleet size written by more
+/// than one process is not the fleet size. Prefer the [`crate::FleetSize`]
+/// capability, which only an orchestrator install yields.
+///
+/// # Errors
+/// From a process whose installed role is not the orchestrator: a
+/// [`RoleError`] naming the role; nothing is recorded and a warning is logged
+/// once. With nothing installed, this is a no-op and returns `Ok`.
+///
+/// ```
+/// // Nothing installed: a no-op.
+/// assert!(gym_metrics_api::record_active_servers(3).is_ok());
+/// ```
+pub fn record_active_servers(count: u64) -> Result<(), RoleError> {
+    let Some(r) = recorder() else {
+        return Ok(());
+    };
+    if !r.role().is_orchestrator() {
+        let err = RoleError {
+            role: r.role().clone(),
+        };
+        static WARNED: AtomicBool = AtomicBool::new(false);
+        if !WARNED.swap(true, Ordering::Relaxed) {
+            log::warn!(target: "gym_metrics", "{err}");
+        }
+        return Err(err);
+    }
+    r.record_active_servers(count);
+    Ok(())
+}

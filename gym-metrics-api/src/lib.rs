@@ -1,0 +1,57 @@
+//! # gym-metrics-api
+//!
+//! The trait-only facade of gym-metrics: the five numbers a reinforcement-learning
+//! gym fleet needs, recorded from every process at no cost on the hot path.
+//!
+//! | instrument | kind | unit |
+//! |---|---|---|
+//! | `gym.rollout.duration_ms` | histogram | ms |
+//! | `gym.verify.duration_ms` | histogram | ms |
+//! | `gym.verify.success_rate` | gauge | none |
+//! | `gym.servers.active` | gauge (orchestrator only) | none |
+//! | `gym.verify.completed`, `gym.verify.succeeded` | counters | none |
+//!
+//! `gym.server.request_duration_ms` is deliberately never exported (see
+//! [`catalogue::SERVER_REQUEST_DURATION`]).
+//!
+//! Libraries call the free functions; an application installs one backend
+//! (`gym-metrics-prom`, `gym-metrics-otel`, or `gym-metrics-noop`, which
+//! compiles every call to nothing). Until something is installed, each call
+//! is one atomic load and a branch.
+//!
+//! ```
+//! use std::time::Duration;
+//! use gym_metrics_api::{install, record_verify, NoopRecorder, Role};
+//!
+//! // In a server process, once at start-up:
+//! let installation = install(NoopRecorder::new(Role::server("math-0", "resources"))).unwrap();
+//! assert!(installation.fleet_size().is_none());
+//! // On the hot path:
+//! record_verify(Duration::from_millis(40), true);
+//! assert!(gym_metrics_api::record_active_servers(3).is_err()); // refused: not the orchestrator
+//! ```
+#![deny(missing_docs)]
+#![warn(clippy::unwrap_used)]
+
+mod bad_input;
+mod boundaries;
+pub mod catalogue;
+mod facade;
+mod install;
+mod recorder;
+pub mod role;
+mod tally;
+mod timer;
+
+pub use bad_input::dropped_values;
+pub use boundaries::{Boundaries, BoundariesError};
+pub use catalogue::{Instrument, InstrumentKind};
+pub use facade::{
+    enabled, record_active_servers, record_rollout_duration, record_rollout_duration_ms,
+    record_verify, record_verify_ms,
+};
+pub use install::{install, role, FleetSize, Installation, SetRecorderError};
+pub use recorder::{NoopRecorder, Recorder};
+pub use role::{Role, RoleError};
+pub use tally::{VerifyCounts, VerifyTally};
+pub use timer::{RolloutTimer, VerifyTimer};

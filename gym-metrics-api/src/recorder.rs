@@ -1,0 +1,68 @@
+//! The trait a backend implements, and the recorder that does nothing.
+
+use crate::Role;
+
+/// A metrics backend: what the facade forwards every record call to.
+///
+/// Implementations must be cheap, must never block on export, and must never
+/// panic. Values reaching them are already validated: durations are finite and
+/// non-negative milliseconds. `record_active_servers` is only forwarded for an
+/// orchestrator role; a backend should still ignore it for any other role.
+///
+/// ```
+/// use gym_metrics_api::{Recorder, Role};
+/// struct Print(Role);
+/// impl Recorder for Print {
+///     fn role(&self) -> &Role { &self.0 }
+///     fn record_rollout_duration(&self, ms: f64) { println!("rollout {ms} ms") }
+///     fn record_verify(&self, ms: f64, ok: bool) { println!("verify {ms} ms ok={ok}") }
+///     fn record_active_servers(&self, n: u64) { println!("{n} servers") }
+/// }
+/// Print(Role::orchestrator()).record_rollout_duration(12.0);
+/// ```
+pub trait Recorder: Send + Sync + 'static {
+    /// The role this process declared; fixed for the recorder's life.
+    fn role(&self) -> &Role;
+    /// One rollout's wall time, in milliseconds.
+    fn record_rollout_duration(&self, duration_ms: f64);
+    /// One verification's wall time, in milliseconds, and whether it succeeded.
+    fn record_verify(&self, duration_ms: f64, succeeded: bool);
+    /// The fleet size (orchestrator only).
+    fn record_active_servers(&self, count: u64);
+}
+
+/// A recorder that records nothing; what a no-op backend installs.
+///
+/// ```
+/// use gym_metrics_api::{NoopRecorder, Recorder, Role};
+/// let r = NoopRecorder::new(Role::orchestrator());
+/// r.record_verify(1.0, true);
+/// assert!(r.role().is_orchestrator());
+/// ```
+#[derive(Debug, Clone)]
+pub struct NoopRecorder {
+    role: Role,
+}
+
+impl NoopRecorder {
+    /// A no-op recorder for `role`.
+    ///
+    /// ```
+    /// let _ = gym_metrics_api::NoopRecorder::new(gym_metrics_api::Role::orchestrator());
+    /// ```
+    pub fn new(role: Role) -> Self {
+        Self { role }
+    }
+}
+
+impl Recorder for NoopRecorder {
+    fn role(&self) -> &Role {
+        &self.role
+    }
+    #[inline]
+    fn record_rollout_duration(&self, _duration_ms: f64) {}
+    #[inline]
+    fn record_verify(&self, _duration_ms: f64, _succeeded: bool) {}
+    #[inline]
+    fn record_active_servers(&self, _count: u64) {}
+}

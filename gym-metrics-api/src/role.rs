@@ -1,0 +1,175 @@
+//! The role a process declares once, at install: orchestrator or server.
+
+use std::fmt;
+
+/// What a process is in the fleet, declared once when its backend is installed.
+///
+/// Only the orchestrator knows the fleet size, so only an orchestrator install
+/// may write `gym.servers.active` (see [`crate::FleetSize`]).
+///
+/// ```
+/// use gym_metrics_api::Role;
+/// let role = Role::server("math-verifier", "resources");
+/// assert!(!role.is_orchestrator());
+/// assert_eq!(role.name(), "math-verifier");
+/// assert_eq!(Role::orchestrator().kind(), "orchestrator");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// The one process that launches the fleet and knows its size.
+    Orchestrator,
+    /// A server launched by the orchestrator.
+    Server {
+        /// The server's name, unique within the fleet (e.g. `math-verifier-0`).
+        name: String,
+        /// The server's type (e.g. `resources`, `agent`, `model`).
+        server_type: String,
+    },
+}
+
+impl Role {
+    /// The orchestrator role.
+    ///
+    /// ```
+    /// assert!(gym_metrics_api::Role::orchestrator().is_orchestrator());
+    /// ```
+    pub fn orchestrator() -> Self {
+        Role::Orchestrator
+    }
+
+    /// A server role with its name and type.
+    ///
+    /// ```
+    /// let r = gym_metrics_api::Role::server("agent-0", "agent");
+    /// assert_eq!(r.server_type(), "agent");
+    /// ```
+    pub fn server(name: impl Into<String>, server_type: impl Into<String>) -> Self {
+        Role::Server {
+            name: name.into(),
+            server_type: server_type.into(),
+        }
+    }
+
+    /// True for the orchestrator.
+    ///
+    /// ```
+    /// assert!(!gym_metrics_api::Role::server("s", "resources").is_orchestrator());
+    /// ```
+    pub fn is_orchestrator(&self) -> bool {
+        matches!(self, Role::Orchestrator)
+    }
+
+    /// `orchestrator` or `server`: the value of the `gym.role` resource attribute.
+    ///
+    /// ```
+    /// assert_eq!(gym_metrics_api::Role::server("s", "resources").kind(), "server");
+    /// ```
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Role::Orchestrator => "orchestrator",
+            Role::Server { .. } => "server",
+        }
+    }
+
+    /// The process name: `orchestrator`, or the server's name. Used in `service.name`.
+    ///
+    /// ```
+    /// assert_eq!(gym_metrics_api::Role::orchestrator().name(), "orchestrator");
+    /// ```
+    pub fn name(&self) -> &str {
+        match self {
+            Role::Orchestrator => "orchestrator",
+            Role::Server { name, .. } => name,
+        }
+    }
+
+    /// The server type, or `orchestrator`.
+    ///
+    /// ```
+    /// assert_eq!(gym_metrics_api::Role::orchestrator().server_type(), "orchestrator");
+    /// ```
+    pub fn server_type(&self) -> &str {
+        match self {
+            Role::Orchestrator => "orchestrator",
+            Role::Server { server_type, .. } => server_type,
+        }
+    }
+
+    /// The resource attributes every backend attaches for this role, as
+    /// `(key, value)` pairs: `gym.role`, `gym.server.name`, `gym.server.type`.
+    ///
+    /// ```
+    /// let attrs = gym_metrics_api::Role::server("s-0", "resources").resource_attributes();
+    /// assert_eq!(attrs[0], ("gym.role", "server".to_string()));
+    /// ```
+    pub fn resource_attributes(&self) -> [(&'static str, String); 3] {
+        [
+            (ROLE_ATTRIBUTE, self.kind().to_string()),
+            (SERVER_NAME_ATTRIBUTE, self.name().to_string()),
+            (SERVER_TYPE_ATTRIBUTE, self.server_type().to_string()),
+        ]
+    }
+
+    /// `service.name` for this process: `<base>/<name>`, where `base` is
+    /// `OTEL_SERVICE_NAME` or `gym`.
+    ///
+    /// ```
+    /// let r = gym_metrics_api::Role::server("s-0", "resources");
+    /// assert_eq!(r.service_name(None), "gym/s-0");
+    /// assert_eq!(r.service_name(Some("lab")), "lab/s-0");
+    /// ```
+    pub fn service_name(&self, base: Option<&str>) -> String {
+        format!("{}/{}", base.unwrap_or(DEFAULT_SERVICE_NAME), self.name())
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Role::Orchestrator => f.write_str("orchestrator"),
+            Role::Server { name, server_type } => {
+                write!(f, "server {name:?} (type {server_type:?})")
+            }
+        }
+    }
+}
+
+/// The base of `service.name` when `OTEL_SERVICE_NAME` is not set.
+///
+/// ```
+/// assert_eq!(gym_metrics_api::role::DEFAULT_SERVICE_NAME, "gym");
+/// ```
+pub const DEFAULT_SERVICE_NAME: &str = "gym";
+/// Resource attribute carrying [`Role::kind`].
+///
+/// ```
+/// assert_eq!(gym_metrics_api::role::ROLE_ATTRIBUTE, "gym.role");
+/// ```
+pub const ROLE_ATTRIBUTE: &str = "gym.role";
+/// Resource attribute carrying [`Role::name`].
+///
+/// ```
+/// assert_eq!(gym_metrics_api::role::SERVER_NAME_ATTRIBUTE, "gym.server.name");
+/// ```
+pub const SERVER_NAME_ATTRIBUTE: &str = "gym.server.name";
+/// Resource attribute carrying [`Role::server_type`].
+///
+/// ```
+/// assert_eq!(gym_metrics_api::role::SERVER_TYPE_ATTRIBUTE, "gym.server.type");
+/// ```
+pub const SERVER_TYPE_ATTRIBUTE: &str = "gym.server.type";
+
+/// `gym.servers.active` was written from a process that is not the orchestrator.
+/// Nothing was recorded.
+///
+/// ```
+/// use gym_metrics_api::{Role, RoleError};
+/// let e = RoleError { role: Role::server("s-0", "resources") };
+/// assert!(e.to_string().contains("\"s-0\""));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("gym.servers.active is written by the orchestrator only, but this process is {role}: nothing was recorded; let the orchestrator report the fleet size")]
+pub struct RoleError {
+    /// The role this process declared at install.
+    pub role: Role,
+}

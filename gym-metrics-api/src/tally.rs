@@ -1,0 +1,182 @@
+//! The verify tally: exact counts of completed and successful verifications,
+//! from which the success rate is computed at collection time.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use thread_local::ThreadLocal;
+
+/// One thread's counts, on a cache line of its own so that recording threads
+/// never share a line.
+#[derive(Default)]
+#[repr(align(128))]
+struct Shard {
+    completed: AtomicU64,
+    succeeded: AtomicU64,
+}
+
+/// Counts of verifications: exact under any number of threads, and cheap to record.
+///
+/// Each recording thread owns a shard (a record is two relaxed loads and
+/// stores: no read-modify-write, no contention); a reader sums the shards.
+/// Shards of exited threads keep their counts and are handed to the next new
+/// thread, so memory is bounded by the peak number of live threads.
+///
+/// The success rate is computed from a [`VerifyCounts`] snapshot at collection
+/// time, so an exporter always sees the latest fraction, never an older one
+/// written last, and the fraction is always within `[0, 1]`.
+///
+/// ```
+/// use gym_metrics_api::VerifyTally;
+/// let tally = VerifyTally::new();
+/// assert_eq!(tally.snapshot().success_rate(), None); // absent, never NaN
+/// tally.record(true);
+/// tally.record(false);
+/// let counts = tally.snapshot();
+/// assert_eq!((counts.completed, counts.succeeded), (2, 1));
+/// assert_eq!(counts.success_rate(), Some(0.5));
+/// ```
+#[derive(Default)]
+pub struct VerifyTally {
+    shards: ThreadLocal<Shard>,
+}
+
+impl VerifyTally {
+    /// An empty tally.
+    ///
+    /// ```
+    /// assert_eq!(gym_metrics_api::VerifyTally::new().snapshot().completed, 0);
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Counts one verification.
+    ///
+    /// ```
+    /// let t = gym_metrics_api::VerifyTally::new();
+    /// t.record(true);
+    /// assert_eq!(t.snapshot().succeeded, 1);
+    /// ```
+    #[inline]
+    pub fn record(&self, succeeded: bool) {
+        let shard = self.shards.get_or_default();
+        // Only the owning thread writes its shard (a shard changes hands only
+        // through thread exit, which the thread-id registry synchronises), so a
+        // load and a store cannot lose an update.
+        let completed = shard.completed.load(Ordering::Relaxed);
+        shard
+            .completed
+            .store(completed.wrapping_add(1), Ordering::Relaxed);
+        if succeeded {
+            let ok = shard.succeeded.load(Ordering::Relaxed);
+            // Release: a reader that sees this success also sees its completion.
+            shard.succeeded.store(ok.wrapping_add(1), Ordering::Release);
+        }
+    }
+
+    /// Sums every shard. `succeeded <= completed` always holds: each shard's
+    /// success count is read (acquire) before its completion count.
+    ///
+    /// ```
+    /// let t = gym_metrics_api::VerifyTally::new();
+    /// t.record(false);
+    /// assert_eq!(t.snapshot().success_rate(), Some(0.0));
+    /// ```
+    pub fn snapshot(&self) -> VerifyCounts {
+        let mut counts = VerifyCounts::default();
+        for shard in self.shards.iter() {
+            let succeeded = shard.succeeded.load(Ordering::Acquire);
+            let completed = shard.completed.load(Ordering::Relaxed);
+            counts.succeeded = counts.succeeded.wrapping_add(succeeded);
+            counts.completed = counts.completed.wrapping_add(completed);
+        }
+        counts
+    }
+}
+
+impl std::fmt::Debug for VerifyTally {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerifyTally")
+            .field("counts", &self.snapshot())
+            .finish()
+    }
+}
+
+/// A consistent reading of a [`VerifyTally`].
+///
+/// ```
+/// use gym_metrics_api::VerifyCounts;
+/// let c = VerifyCounts { completed: 4, succeeded: 3 };
+/// assert_eq!(c.success_rate(), Some(0.75));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VerifyCounts {
+    /// Verifications completed, successful or not.
+    pub completed: u64,
+    /// Verifications that succeeded.
+    pub succeeded: u64,
+}
+
+impl VerifyCounts {
+    /// The cumulative success fraction, or `None` before the first verification
+    /// (the gauge is then absent, never NaN). Always within `[0, 1]`.
+    ///
+    /// ```
+    /// use gym_metrics_api::VerifyCounts;
+    /// assert_eq!(VerifyCounts::default().success_rate(), None);
+    /// ```
+    pub fn success_rate(&self) -> Option<f64> {
+        if self.completed == 0 {
+            return None;
+        }
+        let rate = self.succeeded as f64 / self.completed as f64;
+        Some(rate.clamp(0.0, 1.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn exact_across_threads_and_thread_exit() {
+        let tally = Arc::new(VerifyTally::new());
+        for _round in 0..3 {
+            let handles: Vec<_> = (0..4)
+                .map(|t| {
+                    let tally = Arc::clone(&tally);
+                    std::thread::spawn(move || {
+                        for i in 0..10_000u64 {
+                            tally.record((i + t) % 4 != 0);
+                        }
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
+            }
+        }
+        let c = tally.snapshot();
+        assert_eq!(c.completed, 3 * 4 * 10_000);
+        assert_eq!(c.succeeded, 3 * 4 * 7_500);
+    }
+
+    #[test]
+    fn rate_never_leaves_unit_interval_while_recording() {
+        let tally = Arc::new(VerifyTally::new());
+        let writer = {
+            let tally = Arc::clone(&tally);
+            std::thread::spawn(move || {
+                for _ in 0..200_000 {
+                    tally.record(true);
+                }
+            })
+        };
+        while !writer.is_finished() {
+            let c = tally.snapshot();
+            assert!(c.succeeded <= c.completed, "{c:?}");
+        }
+        writer.join().unwrap();
+        assert_eq!(tally.snapshot().success_rate(), Some(1.0));
+    }
+}

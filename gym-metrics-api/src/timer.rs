@@ -1,0 +1,123 @@
+//! RAII timers that read the clock only when recording is enabled.
+
+use std::time::Instant;
+
+use crate::facade::{enabled, record_rollout_duration, record_verify};
+
+/// Times one rollout and records it into `gym.rollout.duration_ms` when dropped,
+/// whether the rollout succeeded or not.
+///
+/// ```
+/// use gym_metrics_api::RolloutTimer;
+/// fn rollout() -> Result<(), String> {
+///     let _timer = RolloutTimer::start();
+///     Err("model timed out".into()) // still recorded
+/// }
+/// let _ = rollout();
+/// ```
+#[must_use = "the rollout is timed until this value is dropped"]
+#[derive(Debug)]
+pub struct RolloutTimer {
+    start: Option<Instant>,
+}
+
+impl RolloutTimer {
+    /// Starts timing; reads the clock only if a backend is installed.
+    ///
+    /// ```
+    /// let t = gym_metrics_api::RolloutTimer::start();
+    /// drop(t);
+    /// ```
+    #[inline]
+    pub fn start() -> Self {
+        Self {
+            start: enabled().then(Instant::now),
+        }
+    }
+
+    /// Stops timing without recording anything.
+    ///
+    /// ```
+    /// gym_metrics_api::RolloutTimer::start().discard();
+    /// ```
+    pub fn discard(mut self) {
+        self.start = None;
+    }
+}
+
+impl Drop for RolloutTimer {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(start) = self.start.take() {
+            record_rollout_duration(start.elapsed());
+        }
+    }
+}
+
+/// Times one verification. Records a success only when marked with
+/// [`VerifyTimer::succeeded`]; dropped unmarked (an error, a panic, an early
+/// return) it records a failure, as the reference's `finally` does.
+///
+/// ```
+/// use gym_metrics_api::VerifyTimer;
+/// fn verify(answer: &str) -> Result<bool, String> {
+///     let mut timer = VerifyTimer::start();
+///     let passed = answer == "42";
+///     if passed {
+///         timer.succeeded();
+///     }
+///     Ok(passed)
+/// }
+/// assert_eq!(verify("42"), Ok(true));
+/// ```
+#[must_use = "the verification is timed until this value is dropped"]
+#[derive(Debug)]
+pub struct VerifyTimer {
+    start: Option<Instant>,
+    succeeded: bool,
+}
+
+impl VerifyTimer {
+    /// Starts timing; reads the clock only if a backend is installed.
+    ///
+    /// ```
+    /// let _t = gym_metrics_api::VerifyTimer::start();
+    /// ```
+    #[inline]
+    pub fn start() -> Self {
+        Self {
+            start: enabled().then(Instant::now),
+            succeeded: false,
+        }
+    }
+
+    /// Marks the verification successful; it is recorded when the timer drops.
+    ///
+    /// ```
+    /// let mut t = gym_metrics_api::VerifyTimer::start();
+    /// t.succeeded();
+    /// ```
+    #[inline]
+    pub fn succeeded(&mut self) {
+        self.succeeded = true;
+    }
+
+    /// Records now with the given outcome.
+    ///
+    /// ```
+    /// gym_metrics_api::VerifyTimer::start().finish(false);
+    /// ```
+    #[inline]
+    pub fn finish(mut self, succeeded: bool) {
+        self.succeeded = succeeded;
+    }
+}
+
+impl Drop for VerifyTimer {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(start) = self.start.take() {
+            record_verify(start.elapsed(), self.succeeded);
+        }
+    }
+}

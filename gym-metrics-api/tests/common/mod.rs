@@ -1,0 +1,73 @@
+//! A recorder that counts what reaches it, shared by the scenario binaries.
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use gym_metrics_api::{Recorder, Role, VerifyTally};
+
+pub struct CountingRecorder {
+    pub role: Role,
+    pub rollouts: AtomicU64,
+    pub rollout_ms: Mutex<Vec<f64>>,
+    pub verify_ms: Mutex<Vec<f64>>,
+    pub tally: VerifyTally,
+    pub active_servers: Mutex<Vec<u64>>,
+}
+
+impl CountingRecorder {
+    pub fn new(role: Role) -> Self {
+        Self {
+            role,
+            rollouts: AtomicU64::new(0),
+            rollout_ms: Mutex::new(Vec::new()),
+            verify_ms: Mutex::new(Vec::new()),
+            tally: VerifyTally::new(),
+            active_servers: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Leaks a recorder and returns a `'static` view plus a forwarding recorder
+    /// to install, so a test can inspect what was recorded after install.
+    pub fn leaked(role: Role) -> (&'static CountingRecorder, Forward) {
+        let r: &'static CountingRecorder = Box::leak(Box::new(CountingRecorder::new(role)));
+        (r, Forward(r))
+    }
+}
+
+impl Recorder for CountingRecorder {
+    fn role(&self) -> &Role {
+        &self.role
+    }
+    fn record_rollout_duration(&self, ms: f64) {
+        self.rollouts.fetch_add(1, Ordering::Relaxed);
+        self.rollout_ms.lock().unwrap().push(ms);
+    }
+    fn record_verify(&self, ms: f64, succeeded: bool) {
+        self.tally.record(succeeded);
+        if self.verify_ms.lock().unwrap().len() < 1_000 {
+            self.verify_ms.lock().unwrap().push(ms);
+        }
+    }
+    fn record_active_servers(&self, count: u64) {
+        self.active_servers.lock().unwrap().push(count);
+    }
+}
+
+/// Installs as a recorder while the test keeps a `'static` reference to the counts.
+pub struct Forward(pub &'static CountingRecorder);
+
+impl Recorder for Forward {
+    fn role(&self) -> &Role {
+        self.0.role()
+    }
+    fn record_rollout_duration(&self, ms: f64) {
+        self.0.record_rollout_duration(ms)
+    }
+    fn record_verify(&self, ms: f64, succeeded: bool) {
+        self.0.record_verify(ms, succeeded)
+    }
+    fn record_active_servers(&self, count: u64) {
+        self.0.record_active_servers(count)
+    }
+}

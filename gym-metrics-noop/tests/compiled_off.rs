@@ -1,0 +1,42 @@
+//! With the no-op backend selected, the API's `off` feature is on for the whole
+//! build: even a recorder installed by hand receives nothing.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use gym_metrics_api::{Recorder, Role};
+
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+struct Spy(Role);
+impl Recorder for Spy {
+    fn role(&self) -> &Role {
+        &self.0
+    }
+    fn record_rollout_duration(&self, _: f64) {
+        CALLS.fetch_add(1, Ordering::SeqCst);
+    }
+    fn record_verify(&self, _: f64, _: bool) {
+        CALLS.fetch_add(1, Ordering::SeqCst);
+    }
+    fn record_active_servers(&self, _: u64) {
+        CALLS.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn nothing_reaches_any_recorder() {
+    let installation = gym_metrics_api::install(Spy(Role::orchestrator())).unwrap();
+    assert!(!gym_metrics_api::enabled());
+    gym_metrics_api::record_rollout_duration(Duration::from_millis(1));
+    gym_metrics_api::record_rollout_duration_ms(1.0);
+    gym_metrics_api::record_verify(Duration::from_millis(1), true);
+    gym_metrics_api::record_verify_ms(1.0, false);
+    assert_eq!(gym_metrics_api::record_active_servers(2), Ok(()));
+    installation.fleet_size().unwrap().set(3);
+    drop(gym_metrics_api::RolloutTimer::start());
+    drop(gym_metrics_api::VerifyTimer::start());
+    assert_eq!(CALLS.load(Ordering::SeqCst), 0);
+    // The role is still declared: start-up code behaves as with any backend.
+    assert!(gym_metrics_api::role().unwrap().is_orchestrator());
+}

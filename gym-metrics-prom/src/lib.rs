@@ -1,0 +1,1 @@
+//! gym-metrics backend (filled by its own issue).

@@ -1,0 +1,129 @@
+//! `cargo xtask ci`: the README's test command, and exactly what CI runs.
+
+use std::process::Command;
+
+use crate::step::{cargo, Steps};
+
+/// A backend feature set: the packages built together, and their features.
+///
+/// The no-op set is built apart from the others: `gym-metrics-noop` turns on the
+/// API's `off` feature, and feature unification would otherwise compile every
+/// other crate's record calls away too.
+struct FeatureSet {
+    name: &'static str,
+    args: &'static [&'static str],
+}
+
+const FEATURE_SETS: &[FeatureSet] = &[
+    FeatureSet {
+        name: "prom (workspace)",
+        args: &["--workspace", "--exclude", "gym-metrics-noop"],
+    },
+    FeatureSet {
+        name: "otel",
+        args: &[
+            "-p",
+            "gym-metrics-examples",
+            "--no-default-features",
+            "--features",
+            "otel",
+        ],
+    },
+    FeatureSet {
+        name: "noop",
+        args: &[
+            "-p",
+            "gym-metrics-noop",
+            "-p",
+            "gym-metrics-examples",
+            "--no-default-features",
+            "--features",
+            "noop",
+        ],
+    },
+];
+
+fn cargo_with(subcommand: &[&str], set: &FeatureSet, trailing: &[&str]) -> Command {
+    let mut cmd = cargo();
+    cmd.args(subcommand).args(set.args).args(trailing);
+    cmd
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    if let Some(extra) = args.first() {
+        return Err(format!("`ci` takes no arguments, got {extra:?}"));
+    }
+    let mut steps = Steps::default();
+
+    let mut fmt = cargo();
+    fmt.args(["fmt", "--all", "--check"]);
+    steps.command("fmt", fmt);
+
+    for set in FEATURE_SETS {
+        steps.command(
+            &format!("clippy {}", set.name),
+            cargo_with(
+                &["clippy", "--all-targets"],
+                set,
+                &["--", "-D", "warnings"],
+            ),
+        );
+    }
+    for set in FEATURE_SETS {
+        steps.command(
+            &format!("test {}", set.name),
+            cargo_with(&["test", "--all-targets"], set, &[]),
+        );
+    }
+    for set in FEATURE_SETS {
+        steps.command(
+            &format!("doc tests {}", set.name),
+            cargo_with(&["test", "--doc"], set, &[]),
+        );
+    }
+    steps.check("noop build has no backend crate", crate::ci::noop_tree_is_clean);
+    steps.finish()
+}
+
+/// Crates that only a backend needs; none may appear in the no-op build.
+pub const BACKEND_ONLY_CRATES: &[&str] = &["opentelemetry", "prometheus", "reqwest", "tonic"];
+
+/// `cargo tree` of the no-op build of the examples must name no backend-only crate.
+pub fn noop_tree_is_clean() -> Result<(), String> {
+    let out = cargo()
+        .args([
+            "tree",
+            "-p",
+            "gym-metrics-examples",
+            "--no-default-features",
+            "--features",
+            "noop",
+            "--edges",
+            "normal,build",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ])
+        .output()
+        .map_err(|e| format!("could not run cargo tree: {e}"))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    let tree = String::from_utf8_lossy(&out.stdout);
+    let offenders: Vec<&str> = tree
+        .lines()
+        .filter(|line| {
+            let name = line.split_whitespace().next().unwrap_or("");
+            BACKEND_ONLY_CRATES
+                .iter()
+                .any(|c| name == *c || name.starts_with(&format!("{c}-")) || name.starts_with(&format!("{c}_")))
+        })
+        .collect();
+    if offenders.is_empty() {
+        eprintln!("{} crates in the noop build, none backend-only", tree.lines().count());
+        Ok(())
+    } else {
+        Err(format!("the noop build pulls in backend crates: {offenders:?}"))
+    }
+}

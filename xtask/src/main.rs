@@ -1,0 +1,44 @@
+//! `cargo xtask <command>`: the project's own automation.
+//!
+//! - `ci`: everything CI checks (the README's test command).
+//! - `tools`: provision Prometheus, promtool, VictoriaMetrics and rotel under `target/tools/`.
+//! - `e2e`: only the end-to-end tests against real servers.
+//! - `bench`: the benchmarks side by side with peer libraries.
+//! - `dist`: release builds, one per backend.
+
+mod ci;
+mod step;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((command, rest)) = args.split_first() else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let result = match command.as_str() {
+        "ci" => ci::run(rest),
+        "-h" | "--help" | "help" => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        other => Err(format!("unknown command {other:?}\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  ci      fmt, clippy and tests for every backend feature set, e2e against real servers
+  tools   provision prometheus, promtool, victoria-metrics and rotel under target/tools/
+  e2e     only the end-to-end tests
+  bench   benchmarks beside the peer libraries; writes BENCHMARKS.md
+  dist    release builds for each backend into target/dist/";

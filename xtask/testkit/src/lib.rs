@@ -1,0 +1,1 @@
+//! Test support for the e2e tests.

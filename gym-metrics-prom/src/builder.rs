@@ -1,0 +1,269 @@
+//! The builder: configuration, then one of three exits — [`PrometheusBuilder::install`]
+//! (facade + our own listener), [`PrometheusBuilder::install_recorder`]
+//! (facade only) or [`PrometheusBuilder::build`] (neither).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use gym_metrics_api::{Boundaries, BoundariesError, Installation, Role};
+use prometheus::Registry;
+
+use crate::collector::GymCollector;
+use crate::endpoint::Endpoint;
+use crate::env_config::EnvConfig;
+use crate::error::{BuildError, ConfigError};
+use crate::guard::PrometheusGuard;
+use crate::gym_metrics::GymMetrics;
+use crate::handle::PrometheusHandle;
+use crate::listen_address::ListenAddress;
+use crate::recorder::PrometheusRecorder;
+use crate::resource::Resource;
+
+/// Configures the Prometheus backend.
+///
+/// ```no_run
+/// use gym_metrics_api::Role;
+/// use gym_metrics_prom::PrometheusBuilder;
+/// let guard = PrometheusBuilder::from_env()?
+///     .role(Role::orchestrator())
+///     .with_http_listener(([127, 0, 0, 1], 0))
+///     .install()?;
+/// println!("scrape http://{}/metrics", guard.local_addr());
+/// guard.fleet_size().expect("orchestrator").set(4);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct PrometheusBuilder {
+    listen: ListenAddress,
+    role: Role,
+    boundaries: Boundaries,
+    service_base: Option<String>,
+    resource_attributes: Vec<(String, String)>,
+}
+
+impl Default for PrometheusBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PrometheusBuilder {
+    /// Defaults: listen on `localhost:9464`, role `server("server", "server")`,
+    /// the catalogue's boundaries. Reads no environment variable.
+    ///
+    /// ```
+    /// let (recorder, _handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;
+    /// use gym_metrics_api::Recorder;
+    /// assert_eq!(recorder.role().name(), "server");
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn new() -> Self {
+        Self {
+            listen: ListenAddress::default(),
+            role: Role::server("server", "server"),
+            boundaries: Boundaries::default(),
+            service_base: None,
+            resource_attributes: Vec::new(),
+        }
+    }
+
+    /// [`PrometheusBuilder::new`], then `OTEL_EXPORTER_PROMETHEUS_HOST`,
+    /// `OTEL_EXPORTER_PROMETHEUS_PORT`, `OTEL_SERVICE_NAME` and
+    /// `OTEL_RESOURCE_ATTRIBUTES` where set (an empty variable counts as unset).
+    ///
+    /// # Errors
+    /// A [`ConfigError`] naming the variable and its value when one cannot be parsed.
+    ///
+    /// ```
+    /// let builder = gym_metrics_prom::PrometheusBuilder::from_env()?;
+    /// # let _ = builder;
+    /// # Ok::<(), gym_metrics_prom::ConfigError>(())
+    /// ```
+    pub fn from_env() -> Result<Self, ConfigError> {
+        let env = EnvConfig::from_lookup(|name| std::env::var(name).ok())?;
+        Ok(Self::new().apply_env(env))
+    }
+
+    fn apply_env(mut self, env: EnvConfig) -> Self {
+        if let ListenAddress::HostPort { host, port } = &mut self.listen {
+            if let Some(h) = env.host {
+                *host = h;
+            }
+            if let Some(p) = env.port {
+                *port = p;
+            }
+        }
+        self.service_base = env.service_name;
+        self.resource_attributes.extend(env.resource_attributes);
+        self
+    }
+
+    /// The role this process declares (orchestrator or server).
+    ///
+    /// ```
+    /// let b = gym_metrics_prom::PrometheusBuilder::new().role(gym_metrics_api::Role::orchestrator());
+    /// # let _ = b;
+    /// ```
+    pub fn role(mut self, role: Role) -> Self {
+        self.role = role;
+        self
+    }
+
+    /// Listen on `addr` instead of the host and port from the environment;
+    /// port 0 picks a free port (see [`PrometheusGuard::local_addr`]).
+    ///
+    /// ```
+    /// let b = gym_metrics_prom::PrometheusBuilder::new().with_http_listener(([127, 0, 0, 1], 0));
+    /// # let _ = b;
+    /// ```
+    pub fn with_http_listener(mut self, addr: impl Into<SocketAddr>) -> Self {
+        self.listen = ListenAddress::Socket(addr.into());
+        self
+    }
+
+    /// Overrides the bucket upper bounds (milliseconds) of both duration histograms.
+    ///
+    /// # Errors
+    /// [`BoundariesError`] if `bounds` is empty, not finite or not strictly increasing.
+    ///
+    /// ```
+    /// let b = gym_metrics_prom::PrometheusBuilder::new().histogram_boundaries(vec![10.0, 100.0])?;
+    /// assert!(gym_metrics_prom::PrometheusBuilder::new().histogram_boundaries(vec![5.0, 1.0]).is_err());
+    /// # let _ = b;
+    /// # Ok::<(), gym_metrics_api::BoundariesError>(())
+    /// ```
+    pub fn histogram_boundaries(mut self, bounds: Vec<f64>) -> Result<Self, BoundariesError> {
+        self.boundaries = Boundaries::new(bounds)?;
+        Ok(self)
+    }
+
+    /// The base of `service.name` (`<base>/<role name>`), as `OTEL_SERVICE_NAME` sets it.
+    ///
+    /// ```
+    /// let (_r, h) = gym_metrics_prom::PrometheusBuilder::new().service_name("lab").build()?;
+    /// assert!(h.render().contains("service_name=\"lab/server\""));
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn service_name(mut self, base: impl Into<String>) -> Self {
+        self.service_base = Some(base.into());
+        self
+    }
+
+    /// Adds a resource attribute to `target_info` (the role's attributes and
+    /// `service.name` cannot be overridden this way).
+    ///
+    /// ```
+    /// let (_r, h) = gym_metrics_prom::PrometheusBuilder::new()
+    ///     .resource_attribute("deployment.environment", "lab")
+    ///     .build()?;
+    /// assert!(h.render().contains("deployment_environment=\"lab\""));
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn resource_attribute(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.resource_attributes.push((key.into(), value.into()));
+        self
+    }
+
+    /// A recorder and its handle: nothing installed, nothing listening. Serve
+    /// [`PrometheusHandle::render`] from your own server.
+    ///
+    /// # Errors
+    /// [`BuildError::Registry`] only if the registry refuses the collector (a bug).
+    ///
+    /// ```
+    /// use gym_metrics_api::Recorder;
+    /// let (recorder, handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;
+    /// recorder.record_verify(40.0, true);
+    /// assert!(handle.render().contains("gym_verify_success_rate{otel_scope_name=\"gym-metrics\""));
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn build(self) -> Result<(PrometheusRecorder, PrometheusHandle), BuildError> {
+        let resource = Resource::new(
+            &self.role,
+            self.service_base.as_deref(),
+            &self.resource_attributes,
+        );
+        let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries));
+        let registry = Registry::new();
+        registry.register(Box::new(GymCollector::new(Arc::clone(&metrics), &resource)))?;
+        Ok((
+            PrometheusRecorder::new(metrics),
+            PrometheusHandle::new(registry),
+        ))
+    }
+
+    /// Installs the recorder into the facade, without a listener.
+    ///
+    /// # Errors
+    /// [`BuildError::AlreadyInstalled`] if a recorder is already installed.
+    ///
+    /// ```no_run
+    /// let (handle, installation) = gym_metrics_prom::PrometheusBuilder::new().install_recorder()?;
+    /// gym_metrics_api::record_verify_ms(40.0, true);
+    /// assert!(installation.fleet_size().is_none());
+    /// # let _ = handle;
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn install_recorder(self) -> Result<(PrometheusHandle, Installation), BuildError> {
+        let (recorder, handle) = self.build()?;
+        let installation =
+            gym_metrics_api::install(recorder).map_err(|_| BuildError::AlreadyInstalled)?;
+        Ok((handle, installation))
+    }
+
+    /// Installs the recorder and serves `GET /metrics` on a thread of its own
+    /// (with its own tokio current-thread runtime: the application needs none).
+    /// The listener stops, and the port is freed, when the guard is dropped.
+    ///
+    /// # Errors
+    /// [`BuildError::Bind`] naming the address if it cannot be bound,
+    /// [`BuildError::Resolve`] if the host does not resolve,
+    /// [`BuildError::AlreadyInstalled`] if a recorder is already installed.
+    ///
+    /// ```no_run
+    /// let guard = gym_metrics_prom::PrometheusBuilder::new()
+    ///     .with_http_listener(([127, 0, 0, 1], 0))
+    ///     .install()?;
+    /// let addr = guard.local_addr();
+    /// guard.shutdown(); // the port is free again
+    /// # let _ = addr;
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn install(self) -> Result<PrometheusGuard, BuildError> {
+        let listener = self.listen.bind()?;
+        let (recorder, handle) = self.build()?;
+        // Start listening before installing: a failure leaves nothing installed.
+        let endpoint = Endpoint::start(listener, handle.clone())?;
+        let installation =
+            gym_metrics_api::install(recorder).map_err(|_| BuildError::AlreadyInstalled)?;
+        Ok(PrometheusGuard::new(endpoint, handle, installation))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env_config::{HOST_VAR, PORT_VAR, SERVICE_NAME_VAR};
+
+    #[test]
+    fn env_sets_host_port_and_service_but_an_explicit_listener_wins() {
+        let env = EnvConfig::from_lookup(|k| match k {
+            k if k == HOST_VAR => Some("127.0.0.1".into()),
+            k if k == PORT_VAR => Some("9100".into()),
+            k if k == SERVICE_NAME_VAR => Some("lab".into()),
+            _ => None,
+        })
+        .unwrap();
+        let b = PrometheusBuilder::new().apply_env(env);
+        assert_eq!(
+            b.listen,
+            ListenAddress::HostPort {
+                host: "127.0.0.1".into(),
+                port: 9100
+            }
+        );
+        assert_eq!(b.service_base.as_deref(), Some("lab"));
+        let b = b.with_http_listener(([127, 0, 0, 1], 0));
+        assert_eq!(b.listen, ListenAddress::Socket(([127, 0, 0, 1], 0).into()));
+    }
+}

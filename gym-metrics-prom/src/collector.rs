@@ -1,0 +1,161 @@
+//! The collector registered in the `prometheus` registry: at scrape time it
+//! sums the shards and builds the metric families OpenTelemetry's exporter
+//! would build for the same recordings.
+
+use std::sync::Arc;
+
+use gym_metrics_api::catalogue::{
+    ROLLOUT_DURATION, SERVERS_ACTIVE, VERIFY_COMPLETED, VERIFY_DURATION, VERIFY_SUCCEEDED,
+    VERIFY_SUCCESS_RATE,
+};
+use gym_metrics_api::Instrument;
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::{
+    Bucket, Counter, Gauge, Histogram, LabelPair, Metric, MetricFamily, MetricType,
+};
+
+use crate::gym_metrics::GymMetrics;
+use crate::naming::prometheus_name;
+use crate::resource::Resource;
+use crate::scope::{SCOPE_NAME, SCOPE_VERSION};
+use crate::sharded_histogram::ShardedHistogram;
+
+const TARGET_INFO_NAME: &str = "target_info";
+const TARGET_INFO_HELP: &str = "Target metadata";
+
+/// A family appears once its instrument has a value, as with OpenTelemetry's
+/// synchronous instruments; `target_info` is always there.
+pub(crate) struct GymCollector {
+    metrics: Arc<GymMetrics>,
+    scope_labels: Vec<LabelPair>,
+    target_info: MetricFamily,
+}
+
+impl GymCollector {
+    pub(crate) fn new(metrics: Arc<GymMetrics>, resource: &Resource) -> Self {
+        let target_info = family(
+            TARGET_INFO_NAME,
+            TARGET_INFO_HELP,
+            MetricType::GAUGE,
+            gauge_metric(resource.label_pairs(), 1.0),
+        );
+        Self {
+            metrics,
+            scope_labels: vec![
+                label("otel_scope_name", SCOPE_NAME),
+                label("otel_scope_version", SCOPE_VERSION),
+            ],
+            target_info,
+        }
+    }
+
+    fn histogram(
+        &self,
+        instrument: &Instrument,
+        histogram: &ShardedHistogram,
+    ) -> Option<MetricFamily> {
+        let snapshot = histogram.snapshot();
+        let count = snapshot.count();
+        if count == 0 {
+            return None;
+        }
+        let buckets = histogram
+            .boundaries()
+            .as_slice()
+            .iter()
+            .zip(snapshot.cumulative_counts())
+            .map(|(&bound, cumulative)| {
+                let mut b = Bucket::default();
+                b.set_upper_bound(bound);
+                b.set_cumulative_count(cumulative);
+                b
+            })
+            .collect();
+        let mut h = Histogram::default();
+        h.set_sample_count(count);
+        h.set_sample_sum(snapshot.sum);
+        h.set_bucket(buckets);
+        let mut m = Metric::default();
+        m.set_label(self.scope_labels.clone());
+        m.set_histogram(h);
+        Some(instrument_family(instrument, MetricType::HISTOGRAM, m))
+    }
+
+    fn gauge(&self, instrument: &Instrument, value: f64) -> MetricFamily {
+        instrument_family(
+            instrument,
+            MetricType::GAUGE,
+            gauge_metric(self.scope_labels.clone(), value),
+        )
+    }
+
+    fn counter(&self, instrument: &Instrument, value: u64) -> MetricFamily {
+        let mut c = Counter::default();
+        c.set_value(value as f64);
+        let mut m = Metric::default();
+        m.set_label(self.scope_labels.clone());
+        m.set_counter(c);
+        instrument_family(instrument, MetricType::COUNTER, m)
+    }
+}
+
+impl Collector for GymCollector {
+    fn desc(&self) -> Vec<&Desc> {
+        // Families come and go (absent until first recorded), as in
+        // OpenTelemetry's exporter, so nothing is described up front.
+        Vec::new()
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        let m = &self.metrics;
+        let mut families = vec![self.target_info.clone()];
+        families.extend(self.histogram(&ROLLOUT_DURATION, &m.rollout_duration));
+        families.extend(self.histogram(&VERIFY_DURATION, &m.verify_duration));
+        let counts = m.verify_tally.snapshot();
+        if let Some(rate) = counts.success_rate() {
+            families.push(self.gauge(&VERIFY_SUCCESS_RATE, rate));
+            families.push(self.counter(&VERIFY_COMPLETED, counts.completed));
+            families.push(self.counter(&VERIFY_SUCCEEDED, counts.succeeded));
+        }
+        if m.role.is_orchestrator() {
+            if let Some(servers) = m.servers_active.get() {
+                families.push(self.gauge(&SERVERS_ACTIVE, servers as f64));
+            }
+        }
+        families
+    }
+}
+
+fn instrument_family(instrument: &Instrument, kind: MetricType, metric: Metric) -> MetricFamily {
+    family(
+        &prometheus_name(instrument),
+        instrument.description,
+        kind,
+        metric,
+    )
+}
+
+fn family(name: &str, help: &str, kind: MetricType, metric: Metric) -> MetricFamily {
+    let mut f = MetricFamily::default();
+    f.set_name(name.to_string());
+    f.set_help(help.to_string());
+    f.set_field_type(kind);
+    f.set_metric(vec![metric]);
+    f
+}
+
+fn gauge_metric(labels: Vec<LabelPair>, value: f64) -> Metric {
+    let mut g = Gauge::default();
+    g.set_value(value);
+    let mut m = Metric::default();
+    m.set_label(labels);
+    m.set_gauge(g);
+    m
+}
+
+fn label(name: &str, value: &str) -> LabelPair {
+    let mut l = LabelPair::default();
+    l.set_name(name.to_string());
+    l.set_value(value.to_string());
+    l
+}

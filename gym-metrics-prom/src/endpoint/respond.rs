@@ -1,0 +1,178 @@
+//! The answer to one HTTP request: the exposition at `/metrics`, 404 and 405 otherwise.
+
+use std::io::Write;
+
+use bytes::Bytes;
+use http::header::{
+    HeaderValue, ACCEPT, ACCEPT_ENCODING, ALLOW, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE,
+    VARY,
+};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::Full;
+
+use super::negotiate::{accepts_gzip, format_for, Format};
+use crate::handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
+
+/// The scrape path.
+pub(crate) const METRICS_PATH: &str = "/metrics";
+
+/// Answers `request`. Never fails: problems become a status code.
+pub(crate) fn respond<B>(handle: &PrometheusHandle, request: &Request<B>) -> Response<Full<Bytes>> {
+    if request.uri().path() != METRICS_PATH {
+        return plain(
+            StatusCode::NOT_FOUND,
+            "not found: metrics are served at /metrics\n",
+        );
+    }
+    let head = request.method() == Method::HEAD;
+    if !head && request.method() != Method::GET {
+        let mut r = plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method not allowed: use GET or HEAD\n",
+        );
+        r.headers_mut()
+            .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return r;
+    }
+
+    let header = |name| {
+        request
+            .headers()
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
+    let (body, content_type) = match format_for(header(ACCEPT)) {
+        Format::OpenMetrics => (handle.render_openmetrics(), OPENMETRICS_CONTENT_TYPE),
+        Format::Text => (handle.render(), TEXT_CONTENT_TYPE),
+    };
+    let mut body = body.into_bytes();
+    let mut gzipped = false;
+    if accepts_gzip(header(ACCEPT_ENCODING)) {
+        if let Some(compressed) = gzip(&body) {
+            body = compressed;
+            gzipped = true;
+        }
+    }
+
+    let length = body.len();
+    let mut response = Response::new(Full::new(if head {
+        Bytes::new()
+    } else {
+        Bytes::from(body)
+    }));
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(CONTENT_LENGTH, HeaderValue::from(length));
+    headers.insert(VARY, HeaderValue::from_static("Accept, Accept-Encoding"));
+    if gzipped {
+        headers.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
+    response
+}
+
+fn gzip(body: &[u8]) -> Option<Vec<u8>> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(body).ok()?;
+    encoder.finish().ok()
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from_static(text.as_bytes())));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PrometheusBuilder;
+    use http_body_util::BodyExt;
+    use std::io::Read;
+
+    fn handle() -> PrometheusHandle {
+        use gym_metrics_api::Recorder;
+        let (recorder, handle) = PrometheusBuilder::new().build().unwrap();
+        recorder.record_verify(40.0, true);
+        handle
+    }
+
+    fn body(r: Response<Full<Bytes>>) -> Vec<u8> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(r.into_body().collect())
+            .unwrap()
+            .to_bytes()
+            .to_vec()
+    }
+
+    fn request(method: Method, path: &str, headers: &[(&str, &str)]) -> Request<()> {
+        let mut b = Request::builder().method(method).uri(path);
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        b.body(()).unwrap()
+    }
+
+    #[test]
+    fn other_paths_404_other_methods_405() {
+        let h = handle();
+        let r = respond(&h, &request(Method::GET, "/", &[]));
+        assert_eq!(r.status(), StatusCode::NOT_FOUND);
+        assert!(!body(r).is_empty());
+        let r = respond(&h, &request(Method::POST, "/metrics", &[]));
+        assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(r.headers()[ALLOW], "GET, HEAD");
+        assert!(!body(r).is_empty());
+    }
+
+    #[test]
+    fn text_by_default_openmetrics_when_asked_gzip_when_accepted() {
+        let h = handle();
+        let r = respond(&h, &request(Method::GET, "/metrics", &[]));
+        assert_eq!(r.headers()[CONTENT_TYPE], TEXT_CONTENT_TYPE);
+        let text = String::from_utf8(body(r)).unwrap();
+        assert!(
+            text.contains("# TYPE gym_verify_completed_total counter"),
+            "{text}"
+        );
+
+        let r = respond(
+            &h,
+            &request(
+                Method::GET,
+                "/metrics",
+                &[
+                    ("accept", "application/openmetrics-text; version=1.0.0"),
+                    ("accept-encoding", "gzip"),
+                ],
+            ),
+        );
+        assert_eq!(r.headers()[CONTENT_TYPE], OPENMETRICS_CONTENT_TYPE);
+        assert_eq!(r.headers()[CONTENT_ENCODING], "gzip");
+        let mut om = String::new();
+        flate2::read::GzDecoder::new(&body(r)[..])
+            .read_to_string(&mut om)
+            .unwrap();
+        assert!(om.contains("# TYPE gym_verify_completed counter"), "{om}");
+        assert!(om.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn head_has_headers_and_no_body() {
+        let h = handle();
+        let r = respond(&h, &request(Method::HEAD, "/metrics", &[]));
+        assert_eq!(r.status(), StatusCode::OK);
+        let length: usize = r.headers()[CONTENT_LENGTH]
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(length, h.render().len());
+        assert!(body(r).is_empty());
+    }
+}

@@ -1,0 +1,67 @@
+//! What can go wrong configuring and starting the exporter, said so that the
+//! reader knows what to do.
+
+use std::net::SocketAddr;
+
+/// A configuration value (from the environment) that cannot be used.
+///
+/// ```
+/// let e = gym_metrics_prom::ConfigError::InvalidVariable {
+///     variable: "OTEL_EXPORTER_PROMETHEUS_PORT",
+///     value: "http".into(),
+///     expected: "a port number from 0 to 65535",
+/// };
+/// assert!(e.to_string().contains("OTEL_EXPORTER_PROMETHEUS_PORT=\"http\""));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// An environment variable holds a value that cannot be parsed.
+    #[error("{variable}={value:?} is not usable: expected {expected}; fix or unset the variable")]
+    InvalidVariable {
+        /// The variable's name.
+        variable: &'static str,
+        /// Its value.
+        value: String,
+        /// What a valid value looks like.
+        expected: &'static str,
+    },
+}
+
+/// Building or starting the exporter failed.
+///
+/// ```
+/// let e = gym_metrics_prom::BuildError::AlreadyInstalled;
+/// assert!(e.to_string().contains("once"));
+/// ```
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The listen address could not be bound (in use, or not local).
+    #[error("cannot listen on {addr}: {source}; choose another port (0 picks a free one) or stop the process holding it")]
+    Bind {
+        /// The address tried.
+        addr: SocketAddr,
+        /// Why it failed.
+        source: std::io::Error,
+    },
+    /// The listen host did not resolve to any address.
+    #[error("cannot resolve listen host {host:?} (port {port}): {reason}; set OTEL_EXPORTER_PROMETHEUS_HOST to an IP address or a resolvable name")]
+    Resolve {
+        /// The host name.
+        host: String,
+        /// The port.
+        port: u16,
+        /// Why it failed.
+        reason: String,
+    },
+    /// A gym-metrics recorder is already installed in this process.
+    #[error("a gym-metrics recorder is already installed in this process: install one backend, once, at start-up (use build() for a recorder that is not installed)")]
+    AlreadyInstalled,
+    /// The `prometheus` registry refused our collector.
+    #[error(
+        "the Prometheus registry refused the gym collector: {0}; this is a bug, please report it"
+    )]
+    Registry(#[from] prometheus::Error),
+    /// The endpoint's runtime or thread could not be started.
+    #[error("cannot start the metrics endpoint thread: {0}; the process may be out of threads or file descriptors")]
+    Runtime(std::io::Error),
+}

@@ -1,0 +1,90 @@
+//! What [`crate::PrometheusBuilder::install`] returns: the running endpoint.
+
+use std::net::SocketAddr;
+
+use gym_metrics_api::{FleetSize, Installation};
+
+use crate::endpoint::Endpoint;
+use crate::handle::PrometheusHandle;
+
+/// The installed backend and its running `/metrics` endpoint. Dropping it (or
+/// calling [`PrometheusGuard::shutdown`]) stops the listener and frees the
+/// port; the recorder stays installed (a facade install is for the process's life).
+///
+/// ```no_run
+/// let guard = gym_metrics_prom::PrometheusBuilder::new()
+///     .role(gym_metrics_api::Role::orchestrator())
+///     .with_http_listener(([127, 0, 0, 1], 0))
+///     .install()?;
+/// if let Some(fleet) = guard.fleet_size() {
+///     fleet.set(4);
+/// }
+/// println!("{}", guard.handle().render());
+/// # Ok::<(), gym_metrics_prom::BuildError>(())
+/// ```
+#[derive(Debug)]
+pub struct PrometheusGuard {
+    endpoint: Endpoint,
+    handle: PrometheusHandle,
+    installation: Installation,
+}
+
+impl PrometheusGuard {
+    pub(crate) fn new(
+        endpoint: Endpoint,
+        handle: PrometheusHandle,
+        installation: Installation,
+    ) -> Self {
+        Self {
+            endpoint,
+            handle,
+            installation,
+        }
+    }
+
+    /// The address actually bound (the chosen port when 0 was asked for).
+    ///
+    /// ```no_run
+    /// # let guard = gym_metrics_prom::PrometheusBuilder::new().with_http_listener(([127, 0, 0, 1], 0)).install()?;
+    /// assert_ne!(guard.local_addr().port(), 0);
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn local_addr(&self) -> SocketAddr {
+        self.endpoint.local_addr()
+    }
+
+    /// A handle rendering the same exposition the endpoint serves.
+    ///
+    /// ```no_run
+    /// # let guard = gym_metrics_prom::PrometheusBuilder::new().with_http_listener(([127, 0, 0, 1], 0)).install()?;
+    /// assert!(guard.handle().render().contains("target_info"));
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn handle(&self) -> PrometheusHandle {
+        self.handle.clone()
+    }
+
+    /// The capability to set `gym.servers.active`: `Some` for the orchestrator only.
+    ///
+    /// ```no_run
+    /// # let guard = gym_metrics_prom::PrometheusBuilder::new().with_http_listener(([127, 0, 0, 1], 0)).install()?;
+    /// assert!(guard.fleet_size().is_none()); // the default role is a server
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn fleet_size(&self) -> Option<FleetSize> {
+        self.installation.fleet_size()
+    }
+
+    /// Stops the listener and waits for its thread; the port is free on return.
+    ///
+    /// ```no_run
+    /// # let guard = gym_metrics_prom::PrometheusBuilder::new().with_http_listener(([127, 0, 0, 1], 0)).install()?;
+    /// let addr = guard.local_addr();
+    /// guard.shutdown();
+    /// assert!(std::net::TcpListener::bind(addr).is_ok());
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn shutdown(self) {
+        drop(self);
+    }
+}

@@ -1,0 +1,29 @@
+//! Everything one process records: the state shared by the recorder (writer)
+//! and the collector (reader).
+
+use gym_metrics_api::{Boundaries, Role, VerifyTally};
+
+use crate::fleet_gauge::FleetGauge;
+use crate::sharded_histogram::ShardedHistogram;
+
+/// The recorded values of the contract's instruments, cumulative since build.
+#[derive(Debug)]
+pub(crate) struct GymMetrics {
+    pub(crate) role: Role,
+    pub(crate) rollout_duration: ShardedHistogram,
+    pub(crate) verify_duration: ShardedHistogram,
+    pub(crate) verify_tally: VerifyTally,
+    pub(crate) servers_active: FleetGauge,
+}
+
+impl GymMetrics {
+    pub(crate) fn new(role: Role, boundaries: Boundaries) -> Self {
+        Self {
+            role,
+            rollout_duration: ShardedHistogram::new(boundaries.clone()),
+            verify_duration: ShardedHistogram::new(boundaries),
+            verify_tally: VerifyTally::new(),
+            servers_active: FleetGauge::new(),
+        }
+    }
+}

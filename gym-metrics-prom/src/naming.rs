@@ -1,0 +1,107 @@
+//! Prometheus names for catalogue instruments, converted exactly as
+//! OpenTelemetry's Prometheus exporter converts them: invalid characters
+//! become `_`, the unit's Prometheus word is appended (even after `_ms`), and
+//! counters get `_total`.
+
+use gym_metrics_api::{Instrument, InstrumentKind};
+
+/// The Prometheus family name OpenTelemetry's exporter gives `instrument`.
+///
+/// ```
+/// use gym_metrics_api::catalogue;
+/// use gym_metrics_prom::prometheus_name;
+/// assert_eq!(prometheus_name(&catalogue::ROLLOUT_DURATION), "gym_rollout_duration_ms_milliseconds");
+/// assert_eq!(prometheus_name(&catalogue::VERIFY_COMPLETED), "gym_verify_completed_total");
+/// assert_eq!(prometheus_name(&catalogue::SERVERS_ACTIVE), "gym_servers_active");
+/// ```
+pub fn prometheus_name(instrument: &Instrument) -> String {
+    let mut name = sanitize_metric_name(instrument.name);
+    if let Some(word) = instrument.unit.and_then(unit_word) {
+        name.push('_');
+        name.push_str(word);
+    }
+    if instrument.kind == InstrumentKind::Counter {
+        name.push_str("_total");
+    }
+    name
+}
+
+/// Replaces every character a Prometheus metric name cannot hold with `_`
+/// (a leading digit gets a `_` prefix).
+fn sanitize_metric_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 1);
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        out.push('_');
+    }
+    out.extend(name.chars().map(|c| {
+        if c.is_ascii_alphanumeric() || c == '_' || c == ':' {
+            c
+        } else {
+            '_'
+        }
+    }));
+    out
+}
+
+/// Replaces every character a Prometheus label name cannot hold with `_`.
+///
+/// ```
+/// assert_eq!(gym_metrics_prom::sanitize_label_name("service.name"), "service_name");
+/// ```
+pub fn sanitize_label_name(key: &str) -> String {
+    key.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == ':' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The Prometheus word for a UCUM unit, for the units OpenTelemetry maps.
+fn unit_word(unit: &str) -> Option<&'static str> {
+    Some(match unit {
+        "d" => "days",
+        "h" => "hours",
+        "min" => "minutes",
+        "s" => "seconds",
+        "ms" => "milliseconds",
+        "us" => "microseconds",
+        "ns" => "nanoseconds",
+        "By" | "B" => "bytes",
+        "1" => "ratio",
+        "%" => "percent",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gym_metrics_api::catalogue;
+
+    #[test]
+    fn every_exported_name_matches_the_contract() {
+        let names: Vec<String> = catalogue::EXPORTED.iter().map(prometheus_name).collect();
+        assert_eq!(
+            names,
+            [
+                "gym_rollout_duration_ms_milliseconds",
+                "gym_verify_duration_ms_milliseconds",
+                "gym_verify_success_rate",
+                "gym_servers_active",
+                "gym_verify_completed_total",
+                "gym_verify_succeeded_total",
+            ]
+        );
+    }
+
+    #[test]
+    fn sanitizes_like_opentelemetry() {
+        assert_eq!(sanitize_metric_name("1a.b-c:d"), "_1a_b_c:d");
+        assert_eq!(sanitize_label_name("gym.server.name"), "gym_server_name");
+        assert_eq!(unit_word("{request}"), None);
+    }
+}

@@ -1,0 +1,115 @@
+//! The resource a process describes itself with, exported as `target_info`.
+
+use std::collections::BTreeMap;
+
+use gym_metrics_api::Role;
+use prometheus::proto::LabelPair;
+
+use crate::instance_id::new_instance_id;
+use crate::naming::sanitize_label_name;
+
+/// `telemetry.sdk.version`: the `opentelemetry_sdk` version whose resource the
+/// OpenTelemetry path reports (the exposition-equality test pins it).
+pub(crate) const TELEMETRY_SDK_VERSION: &str = "0.33.1";
+
+/// Resource attributes by their OpenTelemetry key.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Resource {
+    attributes: BTreeMap<String, String>,
+}
+
+impl Resource {
+    /// The resource for `role`: SDK attributes, then `extra` (e.g. from
+    /// `OTEL_RESOURCE_ATTRIBUTES`), then the role's attributes and
+    /// `service.name`, which win. `service.instance.id` is generated unless
+    /// `extra` carries one.
+    pub(crate) fn new(role: &Role, service_base: Option<&str>, extra: &[(String, String)]) -> Self {
+        let mut attributes = BTreeMap::new();
+        let mut put = |k: &str, v: String| {
+            attributes.insert(k.to_string(), v);
+        };
+        put("telemetry.sdk.language", "rust".into());
+        put("telemetry.sdk.name", "opentelemetry".into());
+        put("telemetry.sdk.version", TELEMETRY_SDK_VERSION.into());
+        for (k, v) in extra {
+            put(k, v.clone());
+        }
+        for (k, v) in role.resource_attributes() {
+            put(k, v);
+        }
+        put("service.name", role.service_name(service_base));
+        attributes
+            .entry("service.instance.id".to_string())
+            .or_insert_with(new_instance_id);
+        Self { attributes }
+    }
+
+    /// The attribute `key`, if present.
+    #[cfg(test)]
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
+        self.attributes.get(key).map(String::as_str)
+    }
+
+    /// `target_info` labels: keys sanitized, sorted; keys that collide after
+    /// sanitizing carry their values joined by `;` in original-key order (as
+    /// OpenTelemetry's exporter does).
+    pub(crate) fn label_pairs(&self) -> Vec<LabelPair> {
+        let mut merged: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+        // `attributes` iterates in original-key order already.
+        for (key, value) in &self.attributes {
+            merged
+                .entry(sanitize_label_name(key))
+                .or_default()
+                .push(value);
+        }
+        merged
+            .into_iter()
+            .map(|(name, values)| {
+                let mut pair = LabelPair::default();
+                pair.set_name(name);
+                pair.set_value(values.join(";"));
+                pair
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn role_and_service_name_win_over_extra_but_instance_id_is_kept() {
+        let extra = vec![
+            ("gym.role".to_string(), "spoofed".to_string()),
+            ("service.instance.id".to_string(), "pod-7".to_string()),
+            ("deployment.environment".to_string(), "lab".to_string()),
+        ];
+        let r = Resource::new(&Role::orchestrator(), Some("fleet"), &extra);
+        assert_eq!(r.get("gym.role"), Some("orchestrator"));
+        assert_eq!(r.get("service.name"), Some("fleet/orchestrator"));
+        assert_eq!(r.get("service.instance.id"), Some("pod-7"));
+        assert_eq!(r.get("deployment.environment"), Some("lab"));
+    }
+
+    #[test]
+    fn labels_are_sanitized_sorted_and_merged() {
+        let extra = vec![
+            ("a.b".to_string(), "1".to_string()),
+            ("a_b".to_string(), "2".to_string()),
+        ];
+        let r = Resource::new(&Role::server("s-0", "resources"), None, &extra);
+        let labels: Vec<(String, String)> = r
+            .label_pairs()
+            .iter()
+            .map(|l| (l.name().to_string(), l.value().to_string()))
+            .collect();
+        let names: Vec<&str> = labels.iter().map(|(n, _)| n.as_str()).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        assert_eq!(names, sorted);
+        assert!(labels.contains(&("a_b".into(), "1;2".into())), "{labels:?}");
+        assert!(labels.contains(&("service_name".into(), "gym/s-0".into())));
+        assert!(labels.contains(&("gym_server_type".into(), "resources".into())));
+    }
+}

@@ -1,0 +1,264 @@
+//! A histogram whose hot path touches only memory owned by the recording thread.
+//!
+//! Each recording thread owns a shard: the bucket counts and the sum, laid out
+//! on cache lines of its own. A record is two relaxed load/store pairs (no
+//! read-modify-write, no lock, no shared line); a scrape sums the shards. The
+//! count is derived from the buckets, so `_count` always equals the `+Inf`
+//! bucket. Shards of exited threads keep their counts and are reused by the
+//! next new thread (thread ids are recycled by `thread_local`), so memory is
+//! bounded by the peak number of live threads.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use gym_metrics_api::Boundaries;
+use thread_local::ThreadLocal;
+
+/// Slots per cache line (two 64-byte lines: adjacent-line prefetch is covered too).
+const SLOTS_PER_LINE: usize = 16;
+
+/// One 128-byte aligned group of counters.
+#[repr(align(128))]
+struct Line([AtomicU64; SLOTS_PER_LINE]);
+
+impl Line {
+    fn new() -> Self {
+        Self(std::array::from_fn(|_| AtomicU64::new(0)))
+    }
+}
+
+/// One thread's counters: slot 0 holds the sum (as `f64` bits), slot `1 + i`
+/// the count of bucket `i` (the last bucket is `+Inf`).
+struct Shard {
+    lines: Box<[Line]>,
+}
+
+const SUM_SLOT: usize = 0;
+
+impl Shard {
+    fn new(buckets: usize) -> Self {
+        let slots = 1 + buckets;
+        let lines = slots.div_ceil(SLOTS_PER_LINE);
+        Self {
+            lines: (0..lines).map(|_| Line::new()).collect(),
+        }
+    }
+
+    #[inline(always)]
+    fn slot(&self, index: usize) -> &AtomicU64 {
+        &self.lines[index / SLOTS_PER_LINE].0[index % SLOTS_PER_LINE]
+    }
+}
+
+/// A point-in-time reading of a [`ShardedHistogram`].
+///
+/// ```
+/// use gym_metrics_prom::HistogramSnapshot;
+/// let s = HistogramSnapshot { bucket_counts: vec![1, 0, 2], sum: 12.5 };
+/// assert_eq!(s.count(), 3);
+/// assert_eq!(s.cumulative_counts(), vec![1, 1, 3]);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistogramSnapshot {
+    /// Per-bucket (non-cumulative) counts; the last entry is the `+Inf` bucket.
+    pub bucket_counts: Vec<u64>,
+    /// Sum of every recorded value.
+    pub sum: f64,
+}
+
+impl HistogramSnapshot {
+    /// Number of recorded values: the sum of the bucket counts.
+    ///
+    /// ```
+    /// let s = gym_metrics_prom::HistogramSnapshot { bucket_counts: vec![2, 3], sum: 0.0 };
+    /// assert_eq!(s.count(), 5);
+    /// ```
+    pub fn count(&self) -> u64 {
+        self.bucket_counts
+            .iter()
+            .fold(0u64, |a, &c| a.wrapping_add(c))
+    }
+
+    /// Running totals, as Prometheus' `le` buckets carry them.
+    ///
+    /// ```
+    /// let s = gym_metrics_prom::HistogramSnapshot { bucket_counts: vec![2, 3], sum: 0.0 };
+    /// assert_eq!(s.cumulative_counts(), vec![2, 5]);
+    /// ```
+    pub fn cumulative_counts(&self) -> Vec<u64> {
+        let mut total = 0u64;
+        self.bucket_counts
+            .iter()
+            .map(|&c| {
+                total = total.wrapping_add(c);
+                total
+            })
+            .collect()
+    }
+}
+
+/// A fixed-boundary histogram sharded per recording thread.
+///
+/// ```
+/// use gym_metrics_api::Boundaries;
+/// use gym_metrics_prom::ShardedHistogram;
+/// let h = ShardedHistogram::new(Boundaries::new(vec![100.0, 1000.0])?);
+/// h.record(40.0);
+/// h.record(100.0); // le is inclusive
+/// h.record(5000.0);
+/// let s = h.snapshot();
+/// assert_eq!(s.bucket_counts, vec![2, 0, 1]);
+/// assert_eq!((s.count(), s.sum), (3, 5140.0));
+/// # Ok::<(), gym_metrics_api::BoundariesError>(())
+/// ```
+pub struct ShardedHistogram {
+    boundaries: Boundaries,
+    shards: ThreadLocal<Shard>,
+}
+
+impl ShardedHistogram {
+    /// An empty histogram with these upper bounds (plus the implicit `+Inf`).
+    ///
+    /// ```
+    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
+    /// assert_eq!(h.snapshot().count(), 0);
+    /// ```
+    pub fn new(boundaries: Boundaries) -> Self {
+        Self {
+            boundaries,
+            shards: ThreadLocal::new(),
+        }
+    }
+
+    /// The upper bounds, without `+Inf`.
+    ///
+    /// ```
+    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
+    /// assert_eq!(h.boundaries().as_slice().len(), 15);
+    /// ```
+    pub fn boundaries(&self) -> &Boundaries {
+        &self.boundaries
+    }
+
+    /// Records one value. Only the calling thread writes its shard, so a
+    /// relaxed load followed by a store cannot lose an update.
+    ///
+    /// ```
+    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
+    /// h.record(120.0);
+    /// assert_eq!(h.snapshot().sum, 120.0);
+    /// ```
+    #[inline]
+    pub fn record(&self, value: f64) {
+        let buckets = self.boundaries.as_slice().len() + 1;
+        let shard = self.shards.get_or(|| Shard::new(buckets));
+        let bucket = 1 + self.boundaries.bucket_index(value);
+
+        let sum = shard.slot(SUM_SLOT);
+        let new_sum = f64::from_bits(sum.load(Ordering::Relaxed)) + value;
+        sum.store(new_sum.to_bits(), Ordering::Relaxed);
+
+        let count = shard.slot(bucket);
+        let new_count = count.load(Ordering::Relaxed).wrapping_add(1);
+        // Release: a reader that sees this count also sees the sum above.
+        count.store(new_count, Ordering::Release);
+    }
+
+    /// Sums every shard. The buckets of each shard are read (acquire) before
+    /// its sum, so the sum covers at least every counted value.
+    ///
+    /// ```
+    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
+    /// std::thread::scope(|s| { s.spawn(|| h.record(1.0)); s.spawn(|| h.record(2.0)); });
+    /// assert_eq!(h.snapshot().count(), 2);
+    /// ```
+    pub fn snapshot(&self) -> HistogramSnapshot {
+        let buckets = self.boundaries.as_slice().len() + 1;
+        let mut snapshot = HistogramSnapshot {
+            bucket_counts: vec![0; buckets],
+            sum: 0.0,
+        };
+        for shard in self.shards.iter() {
+            for (i, total) in snapshot.bucket_counts.iter_mut().enumerate() {
+                *total = total.wrapping_add(shard.slot(1 + i).load(Ordering::Acquire));
+            }
+            snapshot.sum += f64::from_bits(shard.slot(SUM_SLOT).load(Ordering::Relaxed));
+        }
+        snapshot
+    }
+}
+
+impl std::fmt::Debug for ShardedHistogram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShardedHistogram")
+            .field("boundaries", &self.boundaries)
+            .field("snapshot", &self.snapshot())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn exact_across_threads_and_thread_churn() {
+        let h = Arc::new(ShardedHistogram::new(Boundaries::default()));
+        for _round in 0..5 {
+            let workers: Vec<_> = (0..4)
+                .map(|_| {
+                    let h = Arc::clone(&h);
+                    std::thread::spawn(move || {
+                        for i in 0..10_000u32 {
+                            h.record(if i % 2 == 0 { 50.0 } else { 4_000_000.0 });
+                        }
+                    })
+                })
+                .collect();
+            for w in workers {
+                w.join().unwrap();
+            }
+        }
+        let s = h.snapshot();
+        assert_eq!(s.count(), 5 * 4 * 10_000);
+        assert_eq!(s.bucket_counts[0], 5 * 4 * 5_000);
+        assert_eq!(s.bucket_counts[15], 5 * 4 * 5_000);
+        assert_eq!(s.sum, 5.0 * 4.0 * 5_000.0 * (50.0 + 4_000_000.0));
+        // Exited threads' shards were reused: never more shards than the peak of live threads (+ this one).
+        assert!(h.shards.iter().count() <= 5, "{}", h.shards.iter().count());
+    }
+
+    #[test]
+    fn count_never_runs_ahead_of_the_sum() {
+        let h = Arc::new(ShardedHistogram::new(Boundaries::default()));
+        let writer = {
+            let h = Arc::clone(&h);
+            std::thread::spawn(move || {
+                for _ in 0..200_000 {
+                    h.record(1.0);
+                }
+            })
+        };
+        while !writer.is_finished() {
+            let s = h.snapshot();
+            assert!(s.sum >= s.count() as f64, "{s:?}");
+        }
+        writer.join().unwrap();
+        assert_eq!(h.snapshot().count(), 200_000);
+    }
+
+    #[test]
+    fn shard_layout_spans_several_lines_for_many_buckets() {
+        let bounds: Vec<f64> = (1..=40).map(f64::from).collect();
+        let h = ShardedHistogram::new(Boundaries::new(bounds).unwrap());
+        for v in 0..=45 {
+            h.record(f64::from(v));
+        }
+        let s = h.snapshot();
+        assert_eq!(s.bucket_counts.len(), 41);
+        assert_eq!(s.bucket_counts[0], 2); // 0 and 1
+        assert_eq!(s.bucket_counts[39], 1); // 40
+        assert_eq!(s.bucket_counts[40], 5); // 41..=45
+        assert_eq!(s.count(), 46);
+    }
+}

@@ -1,0 +1,239 @@
+//! For the same recordings, our exposition carries exactly what
+//! `opentelemetry-prometheus` 0.33 renders over `opentelemetry_sdk` 0.33:
+//! families, TYPE, HELP, label sets (scope labels, `le`, `target_info`) and values.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::exposition::{parse, Family};
+use gym_metrics_api::{catalogue, Boundaries, Recorder, Role};
+use gym_metrics_prom::{PrometheusBuilder, SCOPE_NAME, SCOPE_VERSION};
+use opentelemetry::metrics::MeterProvider;
+use opentelemetry::{InstrumentationScope, KeyValue};
+use opentelemetry_sdk::metrics::SdkMeterProvider;
+use opentelemetry_sdk::resource::TelemetryResourceDetector;
+use opentelemetry_sdk::Resource;
+
+const INSTANCE_ID: &str = "0b5c4e2a-equality-test";
+
+/// One recording, applied identically to both backends.
+#[derive(Clone, Copy)]
+enum Op {
+    Rollout(f64),
+    Verify(f64, bool),
+    Servers(u64),
+}
+
+/// The issue's sequence.
+const SEQUENCE: &[Op] = &[
+    Op::Rollout(120.0),
+    Op::Rollout(3400.0),
+    Op::Rollout(45000.0),
+    Op::Verify(40.0, true),
+    Op::Verify(250.0, true),
+    Op::Verify(1200.0, true),
+    Op::Verify(8000.0, false),
+    Op::Servers(4),
+];
+
+fn ours(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
+    let (recorder, handle) = PrometheusBuilder::new()
+        .role(role.clone())
+        .histogram_boundaries(bounds.as_slice().to_vec())
+        .unwrap()
+        .resource_attribute("service.instance.id", INSTANCE_ID)
+        .build()
+        .unwrap();
+    for op in ops {
+        match *op {
+            Op::Rollout(ms) => recorder.record_rollout_duration(ms),
+            Op::Verify(ms, ok) => recorder.record_verify(ms, ok),
+            // As the facade does: only an orchestrator's call reaches a recorder.
+            Op::Servers(n) if role.is_orchestrator() => recorder.record_active_servers(n),
+            Op::Servers(_) => {}
+        }
+    }
+    handle.render()
+}
+
+fn opentelemetry(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
+    let registry = prometheus::Registry::new();
+    let exporter = opentelemetry_prometheus::exporter()
+        .with_registry(registry.clone())
+        .build()
+        .unwrap();
+    let mut attributes: Vec<KeyValue> = role
+        .resource_attributes()
+        .into_iter()
+        .map(|(k, v)| KeyValue::new(k, v))
+        .collect();
+    attributes.push(KeyValue::new("service.name", role.service_name(None)));
+    attributes.push(KeyValue::new("service.instance.id", INSTANCE_ID));
+    let resource = Resource::builder_empty()
+        .with_detectors(&[Box::new(TelemetryResourceDetector)])
+        .with_attributes(attributes)
+        .build();
+    let provider = SdkMeterProvider::builder()
+        .with_reader(exporter)
+        .with_resource(resource)
+        .build();
+    let meter = provider.meter_with_scope(
+        InstrumentationScope::builder(SCOPE_NAME)
+            .with_version(SCOPE_VERSION)
+            .build(),
+    );
+    let histogram = |i: catalogue::Instrument| {
+        meter
+            .f64_histogram(i.name)
+            .with_unit(i.unit.unwrap_or_default())
+            .with_description(i.description)
+            .with_boundaries(bounds.as_slice().to_vec())
+            .build()
+    };
+    let rollout = histogram(catalogue::ROLLOUT_DURATION);
+    let verify = histogram(catalogue::VERIFY_DURATION);
+    let rate = meter
+        .f64_gauge(catalogue::VERIFY_SUCCESS_RATE.name)
+        .with_description(catalogue::VERIFY_SUCCESS_RATE.description)
+        .build();
+    let completed = meter
+        .u64_counter(catalogue::VERIFY_COMPLETED.name)
+        .with_description(catalogue::VERIFY_COMPLETED.description)
+        .build();
+    let succeeded = meter
+        .u64_counter(catalogue::VERIFY_SUCCEEDED.name)
+        .with_description(catalogue::VERIFY_SUCCEEDED.description)
+        .build();
+    let servers = meter
+        .u64_gauge(catalogue::SERVERS_ACTIVE.name)
+        .with_description(catalogue::SERVERS_ACTIVE.description)
+        .build();
+
+    let (mut done, mut ok) = (0u64, 0u64);
+    for op in ops {
+        match *op {
+            Op::Rollout(ms) => rollout.record(ms, &[]),
+            Op::Verify(ms, success) => {
+                verify.record(ms, &[]);
+                done += 1;
+                ok += u64::from(success);
+                completed.add(1, &[]);
+                succeeded.add(u64::from(success), &[]);
+                rate.record(ok as f64 / done as f64, &[]);
+            }
+            Op::Servers(n) if role.is_orchestrator() => servers.record(n, &[]),
+            Op::Servers(_) => {}
+        }
+    }
+    let text = prometheus::TextEncoder::new()
+        .encode_to_string(&registry.gather())
+        .unwrap();
+    provider.shutdown().unwrap();
+    text
+}
+
+fn assert_same(role: Role, bounds: Boundaries, ops: &[Op]) -> BTreeMap<String, Family> {
+    let ours_text = ours(&role, &bounds, ops);
+    let theirs_text = opentelemetry(&role, &bounds, ops);
+    let (ours, theirs) = (parse(&ours_text), parse(&theirs_text));
+    let names = |m: &BTreeMap<String, Family>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(names(&ours), names(&theirs), "families differ");
+    for (name, theirs_family) in &theirs {
+        let ours_family = &ours[name];
+        assert_eq!(ours_family.kind, theirs_family.kind, "TYPE of {name}");
+        assert_eq!(ours_family.help, theirs_family.help, "HELP of {name}");
+        let series = |f: &Family| f.samples.keys().cloned().collect::<Vec<_>>();
+        assert_eq!(
+            series(ours_family),
+            series(theirs_family),
+            "label sets of {name}"
+        );
+        assert_eq!(
+            ours_family.samples, theirs_family.samples,
+            "values of {name}"
+        );
+    }
+    // Same families, same order, same number formatting: byte-identical.
+    assert_eq!(ours_text, theirs_text);
+    ours
+}
+
+fn value(families: &BTreeMap<String, Family>, sample: &str, extra: &[(&str, &str)]) -> f64 {
+    let mut labels: BTreeMap<String, String> = BTreeMap::from([
+        ("otel_scope_name".to_string(), SCOPE_NAME.to_string()),
+        ("otel_scope_version".to_string(), SCOPE_VERSION.to_string()),
+    ]);
+    labels.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    families
+        .values()
+        .find_map(|f| f.samples.get(&(sample.to_string(), labels.clone())))
+        .copied()
+        .unwrap_or_else(|| panic!("no sample {sample} {labels:?}"))
+}
+
+#[test]
+fn the_issue_sequence_from_the_orchestrator() {
+    let families = assert_same(Role::orchestrator(), Boundaries::default(), SEQUENCE);
+    // Guard against both sides being wrong the same way (or empty).
+    assert_eq!(families.len(), 7, "{:?}", families.keys());
+    let rollout = "gym_rollout_duration_ms_milliseconds";
+    assert_eq!(value(&families, &format!("{rollout}_count"), &[]), 3.0);
+    assert_eq!(value(&families, &format!("{rollout}_sum"), &[]), 48520.0);
+    assert_eq!(
+        value(&families, &format!("{rollout}_bucket"), &[("le", "5000")]),
+        2.0
+    );
+    assert_eq!(value(&families, "gym_verify_success_rate", &[]), 0.75);
+    assert_eq!(value(&families, "gym_servers_active", &[]), 4.0);
+    let info = &families["target_info"];
+    let (_, labels) = info.samples.keys().next().unwrap();
+    assert_eq!(labels["service_name"], "gym/orchestrator");
+    assert_eq!(labels["gym_role"], "orchestrator");
+    assert_eq!(labels["telemetry_sdk_language"], "rust");
+}
+
+#[test]
+fn a_server_has_no_fleet_size_family() {
+    let role = Role::server("math-verifier-0", "resources");
+    let families = assert_same(role, Boundaries::default(), SEQUENCE);
+    assert!(!families.contains_key("gym_servers_active"));
+    assert_eq!(families["target_info"].samples.len(), 1);
+}
+
+#[test]
+fn custom_boundaries_and_values_on_a_bound() {
+    let bounds = Boundaries::new(vec![0.5, 1.0, 2.5, 1e6]).unwrap();
+    let ops = [
+        Op::Rollout(0.5),
+        Op::Rollout(1.0),
+        Op::Rollout(0.75),
+        Op::Rollout(2e6),
+        Op::Verify(0.0, false),
+        Op::Verify(2.5, true),
+    ];
+    let families = assert_same(Role::orchestrator(), bounds, &ops);
+    let rollout = "gym_rollout_duration_ms_milliseconds_bucket";
+    assert_eq!(value(&families, rollout, &[("le", "0.5")]), 1.0);
+    assert_eq!(value(&families, rollout, &[("le", "1")]), 3.0);
+    assert_eq!(value(&families, rollout, &[("le", "+Inf")]), 4.0);
+    assert_eq!(value(&families, "gym_verify_success_rate", &[]), 0.5);
+}
+
+#[test]
+fn before_any_verification_there_is_no_success_rate() {
+    let families = assert_same(
+        Role::orchestrator(),
+        Boundaries::default(),
+        &[Op::Rollout(10.0)],
+    );
+    assert!(!families.contains_key("gym_verify_success_rate"));
+    assert!(!families.contains_key("gym_verify_completed_total"));
+    assert!(families.contains_key("gym_rollout_duration_ms_milliseconds"));
+}
+
+#[test]
+fn nothing_recorded_is_target_info_alone() {
+    let families = assert_same(Role::orchestrator(), Boundaries::default(), &[]);
+    assert_eq!(families.keys().collect::<Vec<_>>(), ["target_info"]);
+}

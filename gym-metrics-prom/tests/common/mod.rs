@@ -2,3 +2,4 @@
 #![allow(dead_code)]
 
 pub mod exposition;
+pub mod raw_http;

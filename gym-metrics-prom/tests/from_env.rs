@@ -1,0 +1,38 @@
+//! `from_env()` reads the process environment. (Mutates the environment: its
+//! own test binary, one test.)
+
+use gym_metrics_api::Recorder;
+use gym_metrics_prom::PrometheusBuilder;
+
+#[test]
+fn reads_the_otel_variables_and_names_a_bad_one() {
+    std::env::set_var("OTEL_EXPORTER_PROMETHEUS_PORT", "ninety");
+    let e = PrometheusBuilder::from_env().unwrap_err().to_string();
+    assert!(
+        e.contains("OTEL_EXPORTER_PROMETHEUS_PORT") && e.contains("ninety"),
+        "{e}"
+    );
+
+    std::env::set_var("OTEL_EXPORTER_PROMETHEUS_PORT", "0");
+    std::env::set_var("OTEL_SERVICE_NAME", "lab");
+    std::env::set_var(
+        "OTEL_RESOURCE_ATTRIBUTES",
+        "deployment.environment=staging,team=r%20l",
+    );
+    let (recorder, handle) = PrometheusBuilder::from_env().unwrap().build().unwrap();
+    let text = handle.render();
+    assert!(text.contains("service_name=\"lab/server\""), "{text}");
+    assert!(
+        text.contains("deployment_environment=\"staging\""),
+        "{text}"
+    );
+    assert!(text.contains("team=\"r l\""), "{text}");
+    assert_eq!(recorder.role().name(), "server");
+
+    std::env::set_var("OTEL_RESOURCE_ATTRIBUTES", "broken");
+    let e = PrometheusBuilder::from_env().unwrap_err().to_string();
+    assert!(
+        e.contains("OTEL_RESOURCE_ATTRIBUTES") && e.contains("broken"),
+        "{e}"
+    );
+}

@@ -1,1 +1,48 @@
-//! Test support for the e2e tests.
+//! Test support for the e2e tests: find the provisioned tools (Prometheus,
+//! promtool, VictoriaMetrics, rotel), start throwaway servers on loopback, query
+//! them, and kill them by PID when dropped.
+//!
+//! Tools come from `cargo xtask tools` (`<workspace>/target/tools/bin`), an env
+//! override (`PROMETHEUS_BIN`, `PROMTOOL_BIN`, `VICTORIA_METRICS_BIN`, `ROTEL_BIN`)
+//! or `PATH`. A test starts with [`require`]: it skips loudly when a tool is
+//! missing, and fails when tools are required (`CI=true` or `GYM_REQUIRE_TOOLS=1`).
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use gym_testkit::{require, Prometheus, Tool};
+//!
+//! if require(Tool::Prometheus).is_none() {
+//!     return;
+//! }
+//! let prometheus = Prometheus::start(&["127.0.0.1:9000".to_string()], Duration::from_millis(200)).unwrap();
+//! let up = prometheus
+//!     .wait_for("up", Duration::from_secs(5), |samples| !samples.is_empty())
+//!     .unwrap();
+//! assert_eq!(up[0].labels["job"], "gym");
+//! ```
+#![deny(missing_docs)]
+#![warn(clippy::unwrap_used, clippy::expect_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+mod http;
+mod port;
+mod prometheus;
+mod promtool;
+mod rotel;
+mod sample;
+mod server;
+mod temp_dir;
+mod tool;
+mod victoria_metrics;
+
+pub use http::{http_get, http_post, Response};
+pub use port::free_port;
+pub use prometheus::Prometheus;
+pub use promtool::promtool_check_metrics;
+pub use rotel::Rotel;
+pub use sample::Sample;
+pub use tool::{
+    find_on_path, is_executable, require, tool_path, tools_bin_dir, tools_dir, tools_required,
+    workspace_root, Tool,
+};
+pub use victoria_metrics::VictoriaMetrics;

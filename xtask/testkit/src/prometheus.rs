@@ -1,0 +1,115 @@
+//! A throwaway Prometheus server on loopback.
+
+use std::process::Command;
+use std::time::Duration;
+
+use crate::http::http_get;
+use crate::port::free_port;
+use crate::sample::{instant_query, wait_for, Sample};
+use crate::server::{retry_on_port_clash, Server};
+use crate::temp_dir::TempDir;
+use crate::tool::{tool_path, Tool};
+
+/// Prometheus on `127.0.0.1:<free port>` with a temp data dir; killed by PID on drop
+/// (and its temp dir removed).
+#[derive(Debug)]
+pub struct Prometheus {
+    port: u16,
+    server: Server,
+}
+
+impl Prometheus {
+    /// Starts Prometheus scraping the given `"127.0.0.1:port"` targets (job `gym`)
+    /// every `interval`, and waits until it is ready.
+    pub fn start(targets: &[String], interval: Duration) -> Result<Self, String> {
+        Self::start_with_config(&scrape_config(targets, interval))
+    }
+
+    /// Starts Prometheus with a complete `prometheus.yml` the caller wrote (rule
+    /// files etc.). Every `{{PORT}}` in it is replaced by Prometheus's own port (so
+    /// a config can scrape Prometheus itself); configs without it are used as written.
+    pub fn start_with_config(config_yaml: &str) -> Result<Self, String> {
+        let binary = tool_path(Tool::Prometheus)
+            .ok_or("prometheus not provisioned, run `cargo xtask tools`")?;
+        retry_on_port_clash(|| {
+            let port = free_port();
+            let dir = TempDir::new("prometheus")?;
+            let config = dir.path().join("prometheus.yml");
+            std::fs::write(&config, config_yaml.replace("{{PORT}}", &port.to_string()))
+                .map_err(|e| format!("prometheus: cannot write {}: {e}", config.display()))?;
+            let mut cmd = Command::new(&binary);
+            cmd.arg(format!("--config.file={}", config.display()))
+                .arg(format!(
+                    "--storage.tsdb.path={}",
+                    dir.path().join("data").display()
+                ))
+                .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+                .arg("--log.level=info")
+                // Hidden flag (default 5s): how long new scrape targets wait before the first scrape.
+                .arg("--scrape.discovery-reload-interval=100ms")
+                .current_dir(dir.path());
+            let mut server = Server::spawn("prometheus", cmd, dir)?;
+            let ready_url = format!("http://127.0.0.1:{port}/-/ready");
+            server.wait_ready("ready on /-/ready", || {
+                matches!(http_get(&ready_url, &[]), Ok((200, _, _)))
+            })?;
+            Ok(Self { port, server })
+        })
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// An instant query; a vector or scalar result.
+    pub fn query(&self, promql: &str) -> Result<Vec<Sample>, String> {
+        instant_query(&self.url(), promql)
+    }
+
+    /// Polls [`Prometheus::query`] until `pred` holds or `timeout` passes; returns the
+    /// last samples, or an error showing them.
+    pub fn wait_for(
+        &self,
+        promql: &str,
+        timeout: Duration,
+        pred: impl Fn(&[Sample]) -> bool,
+    ) -> Result<Vec<Sample>, String> {
+        wait_for(promql, timeout, pred, || self.query(promql))
+    }
+
+    /// The last lines of Prometheus's own log (for test failure messages).
+    pub fn log_tail(&self) -> String {
+        self.server.log_tail()
+    }
+}
+
+/// A `prometheus.yml` scraping `targets` as job `gym` every `interval`.
+fn scrape_config(targets: &[String], interval: Duration) -> String {
+    let every = format!("{}ms", interval.as_millis().max(1));
+    let list = targets
+        .iter()
+        .map(|t| format!("'{t}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "global:\n  scrape_interval: {every}\n  scrape_timeout: {every}\n  evaluation_interval: {every}\n\
+         scrape_configs:\n  - job_name: gym\n    static_configs:\n      - targets: [{list}]\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_a_scrape_config() {
+        let yaml = scrape_config(
+            &["127.0.0.1:9".into(), "127.0.0.1:10".into()],
+            Duration::from_millis(200),
+        );
+        assert!(yaml.contains("scrape_interval: 200ms"));
+        assert!(yaml.contains("job_name: gym"));
+        assert!(yaml.contains("targets: ['127.0.0.1:9', '127.0.0.1:10']"));
+    }
+}

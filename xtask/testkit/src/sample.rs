@@ -1,0 +1,162 @@
+//! Instant-query results from the Prometheus HTTP API (Prometheus and VictoriaMetrics).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::http::{encode_query_value, http_get};
+
+/// One series of an instant query: its labels (with `__name__` if any) and value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// The series' labels, `__name__` included when the result has one.
+    pub labels: BTreeMap<String, String>,
+    /// The sample value (`NaN` and infinities included).
+    pub value: f64,
+}
+
+/// `GET <base>/api/v1/query?query=<promql>`: a vector or scalar result as samples.
+pub(crate) fn instant_query(base_url: &str, promql: &str) -> Result<Vec<Sample>, String> {
+    let url = format!(
+        "{base_url}/api/v1/query?query={}",
+        encode_query_value(promql)
+    );
+    let (status, _, body) = http_get(&url, &[])?;
+    let text = String::from_utf8_lossy(&body);
+    if status != 200 {
+        return Err(format!(
+            "query `{promql}` at {base_url}: HTTP {status}: {text}"
+        ));
+    }
+    parse_query_response(&text).map_err(|e| format!("query `{promql}` at {base_url}: {e}: {text}"))
+}
+
+fn parse_query_response(text: &str) -> Result<Vec<Sample>, String> {
+    let json: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
+    if json["status"] != "success" {
+        return Err("status is not success".into());
+    }
+    let data = &json["data"];
+    match data["resultType"].as_str() {
+        Some("vector") => data["result"]
+            .as_array()
+            .ok_or("vector result is not an array")?
+            .iter()
+            .map(|series| {
+                Ok(Sample {
+                    labels: parse_labels(&series["metric"])?,
+                    value: parse_value(&series["value"])?,
+                })
+            })
+            .collect(),
+        Some("scalar") => Ok(vec![Sample {
+            labels: BTreeMap::new(),
+            value: parse_value(&data["result"])?,
+        }]),
+        other => Err(format!(
+            "unsupported result type {other:?} (want vector or scalar)"
+        )),
+    }
+}
+
+fn parse_labels(metric: &Value) -> Result<BTreeMap<String, String>, String> {
+    metric
+        .as_object()
+        .ok_or("series has no metric object")?
+        .iter()
+        .map(|(k, v)| {
+            Ok((
+                k.clone(),
+                v.as_str().ok_or("label value is not a string")?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// `[<unix seconds>, "<value>"]`.
+fn parse_value(pair: &Value) -> Result<f64, String> {
+    let text = pair[1]
+        .as_str()
+        .ok_or("value is not a [time, \"value\"] pair")?;
+    text.parse::<f64>()
+        .map_err(|_| format!("bad sample value {text:?}"))
+}
+
+/// Polls `query` until `pred` holds or `timeout` passes.
+pub(crate) fn wait_for(
+    promql: &str,
+    timeout: Duration,
+    pred: impl Fn(&[Sample]) -> bool,
+    mut query: impl FnMut() -> Result<Vec<Sample>, String>,
+) -> Result<Vec<Sample>, String> {
+    let start = Instant::now();
+    loop {
+        let last = query();
+        if let Ok(samples) = &last {
+            if pred(samples) {
+                return Ok(samples.clone());
+            }
+        }
+        if start.elapsed() >= timeout {
+            let shown = match last {
+                Ok(samples) => format!("last samples: {samples:?}"),
+                Err(e) => format!("last error: {e}"),
+            };
+            return Err(format!(
+                "`{promql}` did not satisfy the condition within {timeout:?}; {shown}"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_vector() {
+        let text = r#"{"status":"success","data":{"resultType":"vector","result":[
+            {"metric":{"__name__":"up","job":"gym"},"value":[1.5,"1"]},
+            {"metric":{},"value":[1.5,"+Inf"]}]}}"#;
+        let samples = parse_query_response(text).unwrap();
+        assert_eq!(samples.len(), 2);
+        assert_eq!(samples[0].labels["job"], "gym");
+        assert_eq!(samples[0].value, 1.0);
+        assert_eq!(samples[1].value, f64::INFINITY);
+    }
+
+    #[test]
+    fn parses_a_scalar_and_nan() {
+        let text = r#"{"status":"success","data":{"resultType":"scalar","result":[1.5,"NaN"]}}"#;
+        let samples = parse_query_response(text).unwrap();
+        assert!(samples[0].labels.is_empty() && samples[0].value.is_nan());
+    }
+
+    #[test]
+    fn refuses_a_matrix_and_errors() {
+        assert!(parse_query_response(
+            r#"{"status":"success","data":{"resultType":"matrix","result":[]}}"#
+        )
+        .is_err());
+        assert!(parse_query_response(r#"{"status":"error","error":"bad"}"#).is_err());
+    }
+
+    #[test]
+    fn wait_for_shows_the_last_samples() {
+        let err = wait_for(
+            "x",
+            Duration::from_millis(10),
+            |s| s.is_empty(),
+            || {
+                Ok(vec![Sample {
+                    labels: BTreeMap::new(),
+                    value: 7.0,
+                }])
+            },
+        )
+        .unwrap_err();
+        assert!(err.contains("value: 7.0"), "{err}");
+    }
+}

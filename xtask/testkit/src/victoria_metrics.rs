@@ -1,0 +1,93 @@
+//! A throwaway VictoriaMetrics single-node server on loopback.
+
+use std::process::Command;
+use std::time::Duration;
+
+use crate::http::http_get;
+use crate::port::free_port;
+use crate::sample::{instant_query, wait_for, Sample};
+use crate::server::{retry_on_port_clash, Server};
+use crate::temp_dir::TempDir;
+use crate::tool::{tool_path, Tool};
+
+/// VictoriaMetrics single-node on `127.0.0.1`, with OTLP metric names in Prometheus
+/// style (`-opentelemetry.usePrometheusNaming`) and fresh samples queryable at once
+/// (`-search.latencyOffset=1ms`, `-search.disableCache`, and a flush before each
+/// query); temp storage dir; killed on drop.
+#[derive(Debug)]
+pub struct VictoriaMetrics {
+    port: u16,
+    server: Server,
+}
+
+impl VictoriaMetrics {
+    /// Starts VictoriaMetrics and waits until `/health` answers.
+    pub fn start() -> Result<Self, String> {
+        let binary = tool_path(Tool::VictoriaMetrics)
+            .ok_or("victoria-metrics not provisioned, run `cargo xtask tools`")?;
+        retry_on_port_clash(|| {
+            let port = free_port();
+            let dir = TempDir::new("victoria-metrics")?;
+            let mut cmd = Command::new(&binary);
+            cmd.arg(format!("-httpListenAddr=127.0.0.1:{port}"))
+                .arg(format!(
+                    "-storageDataPath={}",
+                    dir.path().join("data").display()
+                ))
+                .arg("-opentelemetry.usePrometheusNaming")
+                .arg("-search.latencyOffset=1ms")
+                .arg("-search.disableCache")
+                .arg("-retentionPeriod=100y")
+                .current_dir(dir.path());
+            let mut server = Server::spawn("victoria-metrics", cmd, dir)?;
+            let health = format!("http://127.0.0.1:{port}/health");
+            server.wait_ready("healthy on /health", || {
+                matches!(http_get(&health, &[]), Ok((200, _, _)))
+            })?;
+            Ok(Self { port, server })
+        })
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// `http://127.0.0.1:PORT/opentelemetry/v1/metrics`: where OTLP/HTTP metrics go.
+    pub fn otlp_http_metrics_endpoint(&self) -> String {
+        format!("{}/opentelemetry/v1/metrics", self.url())
+    }
+
+    /// An instant query (vector or scalar result), after asking VictoriaMetrics to
+    /// make every ingested sample searchable (`/internal/force_flush`).
+    pub fn query(&self, promql: &str) -> Result<Vec<Sample>, String> {
+        let flush = format!("{}/internal/force_flush", self.url());
+        match http_get(&flush, &[]) {
+            Ok((200, _, _)) => {}
+            Ok((status, _, body)) => {
+                return Err(format!(
+                    "victoria-metrics: force_flush answered HTTP {status}: {}",
+                    String::from_utf8_lossy(&body)
+                ))
+            }
+            Err(e) => return Err(format!("victoria-metrics: force_flush failed: {e}")),
+        }
+        instant_query(&self.url(), promql)
+    }
+
+    /// Polls [`VictoriaMetrics::query`] until `pred` holds or `timeout` passes;
+    /// returns the last samples, or an error showing them.
+    pub fn wait_for(
+        &self,
+        promql: &str,
+        timeout: Duration,
+        pred: impl Fn(&[Sample]) -> bool,
+    ) -> Result<Vec<Sample>, String> {
+        wait_for(promql, timeout, pred, || self.query(promql))
+    }
+
+    /// The last lines of VictoriaMetrics's own log (for test failure messages).
+    pub fn log_tail(&self) -> String {
+        self.server.log_tail()
+    }
+}

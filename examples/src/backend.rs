@@ -1,0 +1,168 @@
+//! The one place that knows which backend this build records into.
+//!
+//! Exactly one Cargo feature picks it: `noop` wins over everything (so
+//! `--all-features` still builds), then `prom`, then `otel`. Every example
+//! calls [`install`] and never names a backend crate.
+
+use std::error::Error;
+use std::net::SocketAddr;
+
+use gym_metrics_api::{FleetSize, Role};
+
+/// Reads back this process's own metrics, where the backend can.
+///
+/// On `prom` it renders the Prometheus text exposition the process serves; on
+/// `otel` and `noop` there is nothing local to read and it returns `None`.
+pub struct MetricsReader {
+    #[cfg(all(feature = "prom", not(feature = "noop")))]
+    handle: gym_metrics_prom::PrometheusHandle,
+}
+
+impl MetricsReader {
+    /// The text exposition of this process's metrics, if the backend keeps one.
+    pub fn render(&self) -> Option<String> {
+        #[cfg(all(feature = "prom", not(feature = "noop")))]
+        return Some(self.handle.render());
+        #[cfg(not(all(feature = "prom", not(feature = "noop"))))]
+        None
+    }
+}
+
+/// The installed backend: keep it alive for the life of the process, then
+/// [`BackendGuard::shutdown`] it to flush.
+pub struct BackendGuard {
+    inner: imp::Guard,
+}
+
+impl BackendGuard {
+    /// The fleet-size capability: `Some` on an orchestrator install only.
+    pub fn fleet_size(&self) -> Option<FleetSize> {
+        self.inner.fleet_size()
+    }
+
+    /// Where this process serves `/metrics`, when the backend is scraped.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        imp::metrics_addr(&self.inner)
+    }
+
+    /// A reader of this process's own metrics.
+    pub fn reader(&self) -> MetricsReader {
+        imp::reader(&self.inner)
+    }
+
+    /// Flushes and stops the backend.
+    ///
+    /// # Errors
+    /// The backend could not flush (e.g. the OTLP collector is unreachable).
+    pub fn shutdown(self) -> Result<(), Box<dyn Error>> {
+        imp::shutdown(self.inner)
+    }
+}
+
+/// The backend this binary was built with: `prom`, `otel` or `noop`.
+pub const NAME: &str = imp::NAME;
+
+/// True when every process serves its own `/metrics` to be scraped.
+pub const SERVES_METRICS: bool = imp::SERVES_METRICS;
+
+/// Installs this build's backend for `role`; on `prom` it serves `/metrics`
+/// on `metrics_addr` (port 0 picks a free one). Other backends ignore the address.
+///
+/// # Errors
+/// The backend's configuration (environment) is invalid, the address is taken,
+/// or a backend is already installed in this process.
+pub fn install(role: Role, metrics_addr: SocketAddr) -> Result<BackendGuard, Box<dyn Error>> {
+    Ok(BackendGuard {
+        inner: imp::install(role, metrics_addr)?,
+    })
+}
+
+#[cfg(feature = "noop")]
+mod imp {
+    use super::*;
+
+    pub const NAME: &str = "noop";
+    pub const SERVES_METRICS: bool = false;
+    pub type Guard = gym_metrics_noop::NoopGuard;
+
+    pub fn install(role: Role, _metrics_addr: SocketAddr) -> Result<Guard, Box<dyn Error>> {
+        gym_metrics_noop::NoopBuilder::new()
+            .role(role)
+            .install()
+            .map_err(|e| e.to_string().into())
+    }
+
+    pub fn metrics_addr(_guard: &Guard) -> Option<SocketAddr> {
+        None
+    }
+
+    pub fn reader(_guard: &Guard) -> MetricsReader {
+        MetricsReader {}
+    }
+
+    pub fn shutdown(guard: Guard) -> Result<(), Box<dyn Error>> {
+        guard.shutdown();
+        Ok(())
+    }
+}
+
+#[cfg(all(feature = "prom", not(feature = "noop")))]
+mod imp {
+    use super::*;
+
+    pub const NAME: &str = "prom";
+    pub const SERVES_METRICS: bool = true;
+    pub type Guard = gym_metrics_prom::PrometheusGuard;
+
+    pub fn install(role: Role, metrics_addr: SocketAddr) -> Result<Guard, Box<dyn Error>> {
+        Ok(gym_metrics_prom::PrometheusBuilder::from_env()?
+            .role(role)
+            .with_http_listener(metrics_addr)
+            .install()?)
+    }
+
+    pub fn metrics_addr(guard: &Guard) -> Option<SocketAddr> {
+        Some(guard.local_addr())
+    }
+
+    pub fn reader(guard: &Guard) -> MetricsReader {
+        MetricsReader {
+            handle: guard.handle(),
+        }
+    }
+
+    pub fn shutdown(guard: Guard) -> Result<(), Box<dyn Error>> {
+        guard.shutdown();
+        Ok(())
+    }
+}
+
+#[cfg(all(feature = "otel", not(any(feature = "prom", feature = "noop"))))]
+mod imp {
+    use super::*;
+
+    pub const NAME: &str = "otel";
+    pub const SERVES_METRICS: bool = false;
+    pub type Guard = gym_metrics_otel::OtelGuard;
+
+    pub fn install(role: Role, _metrics_addr: SocketAddr) -> Result<Guard, Box<dyn Error>> {
+        Ok(gym_metrics_otel::OtelBuilder::from_env()?
+            .role(role)
+            .install()?)
+    }
+
+    pub fn metrics_addr(_guard: &Guard) -> Option<SocketAddr> {
+        None
+    }
+
+    pub fn reader(_guard: &Guard) -> MetricsReader {
+        MetricsReader {}
+    }
+
+    pub fn shutdown(guard: Guard) -> Result<(), Box<dyn Error>> {
+        Ok(guard.shutdown()?)
+    }
+}
+
+#[cfg(not(any(feature = "prom", feature = "otel", feature = "noop")))]
+compile_error!("gym-metrics-examples needs one backend feature: prom (default), otel or noop");

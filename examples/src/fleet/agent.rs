@@ -1,0 +1,141 @@
+//! An agent: runs rollouts continuously (a simulated generation, then a real
+//! `/verify` call to a resources server) and records `gym.rollout.duration_ms`
+//! around each whole rollout, failed ones included.
+
+use std::error::Error;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use gym_metrics_api::{Role, RolloutTimer};
+use tokio::task::JoinSet;
+
+use super::args::AgentConfig;
+use super::child::{loopback, report_every_second, stop_requested, LocalTally, ROLLOUT_FAMILY};
+use super::client::{self, CallError};
+use super::protocol::{emit, Event};
+use super::rng::Rng;
+use super::server::Task;
+use crate::backend;
+
+/// How long one `/verify` call may wait for its answer.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What the rollout workers of one agent share.
+struct Shared {
+    cfg: AgentConfig,
+    rng: Mutex<Rng>,
+    next_task: AtomicU64,
+    stopping: AtomicBool,
+    tally: Arc<LocalTally>,
+}
+
+/// Runs one agent until asked to stop, then lets in-flight rollouts finish
+/// (within `--drain`) and reports its totals, `/verify` calls included.
+///
+/// # Errors
+/// The backend could not be installed.
+pub async fn run(cfg: AgentConfig) -> Result<(), Box<dyn Error>> {
+    let guard = backend::install(
+        Role::server(cfg.name.clone(), "agent"),
+        loopback(cfg.metrics_port),
+    )?;
+    if cfg.targets.is_empty() {
+        return Err("an agent needs at least one --targets address".into());
+    }
+    emit(&Event::Ready {
+        verify_addr: None,
+        metrics_addr: guard.metrics_addr(),
+    });
+    let tally = Arc::new(LocalTally::default());
+    let reporter = tokio::spawn(report_every_second(
+        Arc::clone(&tally),
+        guard.reader(),
+        ROLLOUT_FAMILY,
+    ));
+    let shared = Arc::new(Shared {
+        rng: Mutex::new(Rng::for_stream(cfg.simulation.seed, 2_000 + cfg.index)),
+        next_task: AtomicU64::new(0),
+        stopping: AtomicBool::new(false),
+        tally: Arc::clone(&tally),
+        cfg,
+    });
+    let mut workers = JoinSet::new();
+    for _ in 0..shared.cfg.simulation.concurrency {
+        workers.spawn(work(Arc::clone(&shared)));
+    }
+
+    let why = stop_requested().await;
+    eprintln!(
+        "{}: stopping ({why}): no new rollouts, waiting for those in flight",
+        shared.cfg.name
+    );
+    shared.stopping.store(true, Ordering::Relaxed);
+    let drain = shared.cfg.simulation.drain;
+    let drained = tokio::time::timeout(drain, async {
+        while workers.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        eprintln!(
+            "{}: {} rollout(s) still running after {drain:?}; abandoning them",
+            shared.cfg.name,
+            workers.len()
+        );
+        workers.abort_all();
+    }
+    tokio::time::sleep(shared.cfg.simulation.linger).await;
+    reporter.abort();
+    emit(&Event::Final(
+        tally.snapshot(&guard.reader(), ROLLOUT_FAMILY),
+    ));
+    guard.shutdown()
+}
+
+/// One worker: rollout after rollout until the agent stops.
+async fn work(shared: Arc<Shared>) {
+    while !shared.stopping.load(Ordering::Relaxed) {
+        rollout(&shared).await;
+    }
+}
+
+/// One rollout: generation, then verification; timed as a whole.
+async fn rollout(shared: &Shared) {
+    let _timer = RolloutTimer::start();
+    let started = Instant::now();
+    let task_id = shared.next_task.fetch_add(1, Ordering::Relaxed);
+    let (generation, answer) = {
+        let mut rng = shared.rng.lock().unwrap_or_else(PoisonError::into_inner);
+        (
+            rng.delay(shared.cfg.simulation.generate_ms),
+            rng.next_u64() % 100,
+        )
+    };
+    tokio::time::sleep(generation).await;
+    let target = pick_target(&shared.cfg.targets, task_id);
+    let task = Task {
+        task_id,
+        answer: answer.to_string(),
+    };
+    let passed = match client::verify(target, &task, CALL_TIMEOUT).await {
+        Ok(passed) => {
+            shared.tally.record_call(true);
+            passed
+        }
+        Err(e) => {
+            let answered = matches!(e, CallError::NoVerdict(_));
+            shared.tally.record_call(answered);
+            if !answered {
+                eprintln!("{}: /verify on {target}: {e}", shared.cfg.name);
+            }
+            false
+        }
+    };
+    shared.tally.record(started.elapsed(), passed);
+}
+
+/// Spreads rollouts over the servers in turn.
+fn pick_target(targets: &[SocketAddr], task_id: u64) -> SocketAddr {
+    targets[(task_id % targets.len() as u64) as usize]
+}

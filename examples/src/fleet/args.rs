@@ -1,0 +1,410 @@
+//! Command-line flags of `gym-fleet`, shared by the orchestrator and the
+//! processes it launches (it re-executes itself with a subcommand).
+//!
+//! A small hand-written parser: every flag is `--name VALUE` (or
+//! `--name=VALUE`), except `--help`.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// What this process is asked to be.
+#[derive(Debug, Clone)]
+pub enum Command {
+    /// Launch and supervise a fleet (no subcommand).
+    Orchestrate(FleetConfig),
+    /// `server`: one resources server.
+    Server(ServerConfig),
+    /// `agent`: one agent collecting rollouts.
+    Agent(AgentConfig),
+    /// `--help`.
+    Help,
+}
+
+/// An inclusive range of milliseconds, written `MIN..MAX` or `MS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MsRange {
+    /// Shortest delay.
+    pub min: u64,
+    /// Longest delay.
+    pub max: u64,
+}
+
+impl FromStr for MsRange {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let parse = |v: &str| {
+            v.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("{v:?} is not a whole number of milliseconds"))
+        };
+        let (min, max) = match s.split_once("..") {
+            Some((a, b)) => (parse(a)?, parse(b)?),
+            None => (parse(s)?, parse(s)?),
+        };
+        if min > max {
+            return Err(format!("range {s:?} runs backwards: write MIN..MAX"));
+        }
+        Ok(Self { min, max })
+    }
+}
+
+impl std::fmt::Display for MsRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}..{}", self.min, self.max)
+    }
+}
+
+/// The simulation knobs every process shares.
+#[derive(Debug, Clone)]
+pub struct Simulation {
+    /// Seed of every random draw in the fleet (each process derives its own stream).
+    pub seed: u64,
+    /// Fraction of verifications that pass.
+    pub pass_ratio: f64,
+    /// Fraction of verifications whose handler fails (counted as failed verifications).
+    pub error_ratio: f64,
+    /// Simulated generation time of one rollout, before its `/verify` call.
+    pub generate_ms: MsRange,
+    /// Simulated verification work inside `/verify`.
+    pub verify_ms: MsRange,
+    /// Rollouts each agent runs at once.
+    pub concurrency: usize,
+    /// How long in-flight work may take to finish once a stop is asked.
+    pub drain: Duration,
+    /// How long a process keeps serving `/metrics` after its work stopped, so a
+    /// scraper reads the final values.
+    pub linger: Duration,
+}
+
+/// The orchestrator's configuration.
+#[derive(Debug, Clone)]
+pub struct FleetConfig {
+    /// Resources servers to launch.
+    pub servers: usize,
+    /// Agents to launch.
+    pub agents: usize,
+    /// Stop after this long; `None` runs until Ctrl-C.
+    pub duration: Option<Duration>,
+    /// The orchestrator's `/metrics` port; children use the next ports.
+    pub metrics_port: u16,
+    /// Where to write a Prometheus scrape configuration.
+    pub prometheus_config: Option<PathBuf>,
+    /// Shared knobs, forwarded to every child.
+    pub simulation: Simulation,
+}
+
+/// A resources server's configuration.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Unique name in the fleet, e.g. `resources-0`.
+    pub name: String,
+    /// Position in the fleet, to derive a random stream.
+    pub index: u64,
+    /// Port of this process's `/metrics` (0: any free port).
+    pub metrics_port: u16,
+    /// Shared knobs.
+    pub simulation: Simulation,
+}
+
+/// An agent's configuration.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// Unique name in the fleet, e.g. `agent-0`.
+    pub name: String,
+    /// Position in the fleet, to derive a random stream.
+    pub index: u64,
+    /// Port of this process's `/metrics` (0: any free port).
+    pub metrics_port: u16,
+    /// The resources servers' `/verify` addresses.
+    pub targets: Vec<SocketAddr>,
+    /// Shared knobs.
+    pub simulation: Simulation,
+}
+
+/// Usage text for `--help` and errors.
+pub const USAGE: &str = "\
+gym-fleet: a real multi-process gym fleet on loopback that records every gym metric
+
+usage: gym-fleet [OPTIONS]              run a fleet (until Ctrl-C, or --duration)
+       gym-fleet server|agent [OPTIONS]  (launched by the fleet itself)
+
+options:
+  --servers N              resources-server processes            [default: 3]
+  --agents M               agent processes                        [default: 1]
+  --duration SECS          stop after SECS seconds                [default: run until Ctrl-C]
+  --seed S                 seed of every random draw              [default: from the clock]
+  --pass-ratio R           fraction of verifications that pass    [default: 0.7]
+  --error-ratio E          fraction whose handler errors (fails)  [default: 0.05]
+  --generate-ms MIN..MAX   simulated generation per rollout       [default: 200..2500]
+  --verify-ms MIN..MAX     simulated verification work            [default: 50..600]
+  --concurrency K          rollouts in flight per agent           [default: 8]
+  --drain SECS             bound on finishing in-flight work      [default: 5]
+  --linger SECS            keep /metrics up after stopping        [default: 0]
+  --metrics-port P         orchestrator /metrics port (prom); children use P+1.. [default: 9464]
+  --prometheus-config FILE write a Prometheus scrape configuration for the fleet
+  -h, --help               this text";
+
+/// Parses the arguments after the program name.
+///
+/// # Errors
+/// An unknown flag or subcommand, a missing or malformed value, or values that
+/// do not fit together (e.g. pass + error ratio above 1).
+pub fn parse(args: &[String]) -> Result<Command, String> {
+    let (sub, rest) = match args.first().map(String::as_str) {
+        Some("server") => ("server", &args[1..]),
+        Some("agent") => ("agent", &args[1..]),
+        _ => ("", args),
+    };
+    let Some(mut flags) = Flags::collect(rest)? else {
+        return Ok(Command::Help);
+    };
+    let simulation = Simulation::take(&mut flags)?;
+    let command = match sub {
+        "server" => Command::Server(ServerConfig {
+            name: flags.required("name")?,
+            index: flags.take("index")?.unwrap_or(0),
+            metrics_port: flags.take("metrics-port")?.unwrap_or(0),
+            simulation,
+        }),
+        "agent" => Command::Agent(AgentConfig {
+            name: flags.required("name")?,
+            index: flags.take("index")?.unwrap_or(0),
+            metrics_port: flags.take("metrics-port")?.unwrap_or(0),
+            targets: parse_targets(&flags.required::<String>("targets")?)?,
+            simulation,
+        }),
+        _ => Command::Orchestrate(FleetConfig::take(&mut flags, simulation)?),
+    };
+    flags.finish()?;
+    Ok(command)
+}
+
+impl FleetConfig {
+    fn take(flags: &mut Flags, simulation: Simulation) -> Result<Self, String> {
+        let servers: usize = flags.take("servers")?.unwrap_or(3);
+        let agents: usize = flags.take("agents")?.unwrap_or(1);
+        if servers == 0 && agents > 0 {
+            return Err("agents need at least one server: --servers must be 1 or more".into());
+        }
+        let duration = flags
+            .take::<f64>("duration")?
+            .map(|secs| seconds("duration", secs))
+            .transpose()?;
+        let metrics_port: u16 = flags.take("metrics-port")?.unwrap_or(9464);
+        let children = (servers + agents) as u32;
+        if u32::from(metrics_port) + children > u32::from(u16::MAX) {
+            return Err(format!(
+                "--metrics-port {metrics_port} leaves no room for {children} more ports after it"
+            ));
+        }
+        Ok(Self {
+            servers,
+            agents,
+            duration,
+            metrics_port,
+            prometheus_config: flags.take("prometheus-config")?,
+            simulation,
+        })
+    }
+
+    /// The `/metrics` port of the `position`-th child (servers first, then agents).
+    pub fn child_metrics_port(&self, position: usize) -> u16 {
+        // Fits: checked against u16::MAX when parsed.
+        self.metrics_port + 1 + position as u16
+    }
+}
+
+impl Simulation {
+    fn take(flags: &mut Flags) -> Result<Self, String> {
+        let seed = match flags.take::<u64>("seed")? {
+            Some(seed) => seed,
+            None => clock_seed(),
+        };
+        let pass_ratio: f64 = flags.take("pass-ratio")?.unwrap_or(0.7);
+        let error_ratio: f64 = flags.take("error-ratio")?.unwrap_or(0.05);
+        for (name, r) in [("pass-ratio", pass_ratio), ("error-ratio", error_ratio)] {
+            if !(0.0..=1.0).contains(&r) {
+                return Err(format!("--{name} {r} is not within 0..=1"));
+            }
+        }
+        if pass_ratio + error_ratio > 1.0 + 1e-9 {
+            return Err(format!(
+                "--pass-ratio {pass_ratio} plus --error-ratio {error_ratio} exceed 1: an errored verification is a failed one"
+            ));
+        }
+        let concurrency: usize = flags.take("concurrency")?.unwrap_or(8);
+        if concurrency == 0 {
+            return Err("--concurrency must be 1 or more".into());
+        }
+        Ok(Self {
+            seed,
+            pass_ratio,
+            error_ratio,
+            generate_ms: flags.take("generate-ms")?.unwrap_or(MsRange {
+                min: 200,
+                max: 2500,
+            }),
+            verify_ms: flags
+                .take("verify-ms")?
+                .unwrap_or(MsRange { min: 50, max: 600 }),
+            concurrency,
+            drain: seconds("drain", flags.take("drain")?.unwrap_or(5.0))?,
+            linger: seconds("linger", flags.take("linger")?.unwrap_or(0.0))?,
+        })
+    }
+
+    /// The flags that hand these knobs to a child process.
+    pub fn to_args(&self) -> Vec<String> {
+        [
+            ("--seed", self.seed.to_string()),
+            ("--pass-ratio", self.pass_ratio.to_string()),
+            ("--error-ratio", self.error_ratio.to_string()),
+            ("--generate-ms", self.generate_ms.to_string()),
+            ("--verify-ms", self.verify_ms.to_string()),
+            ("--concurrency", self.concurrency.to_string()),
+            ("--drain", self.drain.as_secs_f64().to_string()),
+            ("--linger", self.linger.as_secs_f64().to_string()),
+        ]
+        .into_iter()
+        .flat_map(|(k, v)| [k.to_string(), v])
+        .collect()
+    }
+}
+
+fn seconds(name: &str, secs: f64) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(secs)
+        .map_err(|_| format!("--{name} {secs} is not a non-negative number of seconds"))
+}
+
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+        % 1_000_000
+}
+
+fn parse_targets(list: &str) -> Result<Vec<SocketAddr>, String> {
+    list.split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse()
+                .map_err(|_| format!("--targets: {s:?} is not an address like 127.0.0.1:8080"))
+        })
+        .collect()
+}
+
+/// `--name VALUE` pairs, consumed by name; leftovers are errors.
+struct Flags(BTreeMap<String, String>);
+
+impl Flags {
+    /// `None` when `--help` was asked.
+    fn collect(args: &[String]) -> Result<Option<Self>, String> {
+        let mut map = BTreeMap::new();
+        let mut it = args.iter();
+        while let Some(arg) = it.next() {
+            if arg == "-h" || arg == "--help" {
+                return Ok(None);
+            }
+            let Some(flag) = arg.strip_prefix("--") else {
+                return Err(format!("unexpected argument {arg:?}\n\n{USAGE}"));
+            };
+            let (name, value) = match flag.split_once('=') {
+                Some((n, v)) => (n.to_string(), v.to_string()),
+                None => {
+                    let value = it
+                        .next()
+                        .ok_or_else(|| format!("--{flag} needs a value\n\n{USAGE}"))?;
+                    (flag.to_string(), value.clone())
+                }
+            };
+            if map.insert(name.clone(), value).is_some() {
+                return Err(format!("--{name} is given twice"));
+            }
+        }
+        Ok(Some(Self(map)))
+    }
+
+    fn take<T: FromStr>(&mut self, name: &str) -> Result<Option<T>, String>
+    where
+        T::Err: std::fmt::Display,
+    {
+        self.0
+            .remove(name)
+            .map(|v| v.parse::<T>().map_err(|e| format!("--{name} {v:?}: {e}")))
+            .transpose()
+    }
+
+    fn required<T: FromStr>(&mut self, name: &str) -> Result<T, String>
+    where
+        T::Err: std::fmt::Display,
+    {
+        self.take(name)?
+            .ok_or_else(|| format!("--{name} is required"))
+    }
+
+    fn finish(self) -> Result<(), String> {
+        match self.0.keys().next() {
+            None => Ok(()),
+            Some(name) => Err(format!("unknown option --{name}\n\n{USAGE}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn defaults_and_overrides() {
+        let Command::Orchestrate(c) = parse(&args("--servers 2 --seed 9 --duration 1.5")).unwrap()
+        else {
+            panic!("not an orchestrator");
+        };
+        assert_eq!((c.servers, c.agents, c.metrics_port), (2, 1, 9464));
+        assert_eq!(c.duration, Some(Duration::from_millis(1500)));
+        assert_eq!(c.simulation.seed, 9);
+        assert_eq!(c.child_metrics_port(1), 9466);
+    }
+
+    #[test]
+    fn child_args_round_trip() {
+        let Command::Orchestrate(c) = parse(&args("--seed 3 --verify-ms 5..9 --linger 2")).unwrap()
+        else {
+            panic!("not an orchestrator");
+        };
+        let mut child = args("agent --name agent-0 --targets 127.0.0.1:1,127.0.0.1:2");
+        child.extend(c.simulation.to_args());
+        let Command::Agent(a) = parse(&child).unwrap() else {
+            panic!("not an agent");
+        };
+        assert_eq!(a.targets.len(), 2);
+        assert_eq!(a.simulation.verify_ms, MsRange { min: 5, max: 9 });
+        assert_eq!(a.simulation.linger, Duration::from_secs(2));
+        assert_eq!(a.simulation.seed, 3);
+    }
+
+    #[test]
+    fn rejects_bad_input_with_a_reason() {
+        for (bad, why) in [
+            ("--servers x", "--servers"),
+            ("--bogus 1", "unknown option --bogus"),
+            ("--pass-ratio 0.9 --error-ratio 0.2", "exceed 1"),
+            ("--verify-ms 9..5", "backwards"),
+            ("--servers", "needs a value"),
+            ("--servers 0", "at least one server"),
+            ("--metrics-port 65534", "no room"),
+        ] {
+            let e = parse(&args(bad)).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+        assert!(matches!(parse(&args("--help")), Ok(Command::Help)));
+    }
+}

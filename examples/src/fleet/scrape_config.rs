@@ -1,0 +1,39 @@
+//! A ready Prometheus scrape configuration for the fleet's `/metrics` endpoints.
+
+use std::path::Path;
+
+/// The configuration text: one job scraping every `host:port` in `targets`
+/// once a second.
+pub fn render(targets: &[String]) -> String {
+    let list = targets
+        .iter()
+        .map(|t| format!("'{t}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "# Written by gym-fleet: prometheus --config.file=THIS_FILE\n\
+         global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
+         scrape_configs:\n  - job_name: gym-fleet\n    static_configs:\n      - targets: [{list}]\n"
+    )
+}
+
+/// Writes [`render`] to `path`.
+///
+/// # Errors
+/// The file cannot be written.
+pub fn write(path: &Path, targets: &[String]) -> std::io::Result<()> {
+    std::fs::write(path, render(targets))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn lists_every_target() {
+        let text = super::render(&["127.0.0.1:9464".into(), "127.0.0.1:9465".into()]);
+        assert!(
+            text.contains("targets: ['127.0.0.1:9464', '127.0.0.1:9465']"),
+            "{text}"
+        );
+        assert!(text.contains("scrape_interval: 1s"));
+    }
+}

@@ -1,0 +1,237 @@
+//! A resources server: a hyper 1 HTTP service with `POST /verify` (a small
+//! JSON task in, a pass/fail JSON verdict out) that records `gym.verify.*`
+//! around its handler with the server role.
+
+use std::convert::Infallible;
+use std::error::Error;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use bytes::Bytes;
+use gym_metrics_api::{Role, VerifyTimer};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde::{Deserialize, Serialize};
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+
+use super::args::{ServerConfig, Simulation};
+use super::child::{loopback, report_every_second, stop_requested, LocalTally, VERIFY_FAMILY};
+use super::protocol::{emit, Event};
+use super::rng::Rng;
+use super::verdict::{draw, Outcome};
+use crate::backend;
+
+/// The body of `POST /verify`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Task {
+    /// Which rollout this is, as the agent numbers them.
+    pub task_id: u64,
+    /// The rollout's final answer, to be verified.
+    pub answer: String,
+}
+
+/// The answer of `POST /verify`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The task this verdict is for.
+    pub task_id: u64,
+    /// Whether the rollout passed.
+    pub passed: bool,
+}
+
+struct State {
+    simulation: Simulation,
+    rng: Mutex<Rng>,
+    tally: Arc<LocalTally>,
+}
+
+/// Runs one resources server until asked to stop.
+///
+/// # Errors
+/// The backend could not be installed, or the listener could not be bound.
+pub async fn run(cfg: ServerConfig) -> Result<(), Box<dyn Error>> {
+    let guard = backend::install(
+        Role::server(cfg.name.clone(), "resources"),
+        loopback(cfg.metrics_port),
+    )?;
+    let listener = TcpListener::bind(loopback(0)).await?;
+    let tally = Arc::new(LocalTally::default());
+    let state = Arc::new(State {
+        rng: Mutex::new(Rng::for_stream(cfg.simulation.seed, 1_000 + cfg.index)),
+        simulation: cfg.simulation.clone(),
+        tally: Arc::clone(&tally),
+    });
+    emit(&Event::Ready {
+        verify_addr: Some(listener.local_addr()?),
+        metrics_addr: guard.metrics_addr(),
+    });
+    let reporter = tokio::spawn(report_every_second(
+        Arc::clone(&tally),
+        guard.reader(),
+        VERIFY_FAMILY,
+    ));
+
+    let stop = stop_requested();
+    tokio::pin!(stop);
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            why = &mut stop => {
+                eprintln!("{}: stopping ({why})", cfg.name);
+                break;
+            }
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let state = Arc::clone(&state);
+                    connections.spawn(serve_connection(stream, state));
+                }
+                Err(e) => eprintln!("{}: accept failed: {e}", cfg.name),
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    drop(listener);
+    let drained = tokio::time::timeout(cfg.simulation.drain, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        eprintln!(
+            "{}: {} connection(s) still open after {:?}; dropping them",
+            cfg.name,
+            connections.len(),
+            cfg.simulation.drain
+        );
+        connections.abort_all();
+    }
+    tokio::time::sleep(cfg.simulation.linger).await;
+    reporter.abort();
+    emit(&Event::Final(
+        tally.snapshot(&guard.reader(), VERIFY_FAMILY),
+    ));
+    guard.shutdown()
+}
+
+async fn serve_connection(stream: tokio::net::TcpStream, state: Arc<State>) {
+    let service = hyper::service::service_fn(move |req| route(req, Arc::clone(&state)));
+    // A client that hangs up mid-request is its own problem; nothing to report.
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+}
+
+async fn route(
+    req: Request<Incoming>,
+    state: Arc<State>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    Ok(match (req.method(), req.uri().path()) {
+        (&Method::POST, "/verify") => verify(req, &state).await,
+        (_, "/verify") => json(
+            StatusCode::METHOD_NOT_ALLOWED,
+            r#"{"error":"use POST /verify"}"#.into(),
+        ),
+        _ => json(
+            StatusCode::NOT_FOUND,
+            r#"{"error":"the only route is POST /verify"}"#.into(),
+        ),
+    })
+}
+
+/// The handler: everything inside is timed, and anything but a marked pass
+/// (a fail verdict, a bad request, a handler error) records a failed verification.
+async fn verify(req: Request<Incoming>, state: &State) -> Response<Full<Bytes>> {
+    let mut timer = VerifyTimer::start();
+    let started = Instant::now();
+    let response = verify_inner(req, state, &mut timer).await;
+    let passed = response.status() == StatusCode::OK && response.body_passed();
+    state.tally.record(started.elapsed(), passed);
+    drop(timer);
+    response.into_inner()
+}
+
+async fn verify_inner(req: Request<Incoming>, state: &State, timer: &mut VerifyTimer) -> Answer {
+    let task = match req.into_body().collect().await {
+        Ok(body) => serde_json::from_slice::<Task>(&body.to_bytes()),
+        Err(e) => return Answer::error(StatusCode::BAD_REQUEST, &format!("unreadable body: {e}")),
+    };
+    let task = match task {
+        Ok(task) => task,
+        Err(e) => {
+            return Answer::error(
+                StatusCode::BAD_REQUEST,
+                &format!("expected {{\"task_id\": N, \"answer\": \"...\"}}: {e}"),
+            )
+        }
+    };
+    let (work, outcome) = {
+        let mut rng = state.rng.lock().unwrap_or_else(PoisonError::into_inner);
+        draw(&mut rng, &state.simulation)
+    };
+    tokio::time::sleep(work).await;
+    match outcome {
+        Outcome::HandlerError => Answer::error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "simulated verifier failure",
+        ),
+        Outcome::Pass | Outcome::Fail => {
+            let passed = outcome == Outcome::Pass;
+            if passed {
+                timer.succeeded();
+            }
+            let verdict = Verdict {
+                task_id: task.task_id,
+                passed,
+            };
+            match serde_json::to_string(&verdict) {
+                Ok(body) => Answer {
+                    status: StatusCode::OK,
+                    passed,
+                    body,
+                },
+                Err(e) => Answer::error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+            }
+        }
+    }
+}
+
+/// A response under construction, remembering whether it is a pass.
+struct Answer {
+    status: StatusCode,
+    passed: bool,
+    body: String,
+}
+
+impl Answer {
+    fn error(status: StatusCode, message: &str) -> Self {
+        Self {
+            status,
+            passed: false,
+            body: serde_json::json!({ "error": message }).to_string(),
+        }
+    }
+
+    fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    fn body_passed(&self) -> bool {
+        self.passed
+    }
+
+    fn into_inner(self) -> Response<Full<Bytes>> {
+        json(self.status, self.body)
+    }
+}
+
+fn json(status: StatusCode, body: String) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    response
+}

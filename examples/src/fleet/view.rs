@@ -1,0 +1,276 @@
+//! The live view: one row per process, a total row per kind, and a progress
+//! bar; redrawn in place on a terminal, plain lines otherwise. Also the final
+//! summary.
+
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+use super::histogram::Buckets;
+use super::protocol::Tally;
+use super::roster::{Health, Kind, Member, Roster};
+
+/// Draws the fleet on standard output.
+pub struct View {
+    terminal: bool,
+    drawn_lines: usize,
+    header: String,
+}
+
+impl View {
+    /// A view that redraws in place when standard output is a terminal.
+    pub fn new(header: String) -> Self {
+        Self {
+            terminal: std::io::stdout().is_terminal(),
+            drawn_lines: 0,
+            header,
+        }
+    }
+
+    /// Prints a message above the table (which is redrawn at the next tick).
+    pub fn message(&mut self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        self.erase(&mut out);
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    }
+
+    /// Draws the table for `roster`, `elapsed` into the run.
+    pub fn draw(
+        &mut self,
+        roster: &Roster,
+        fleet_size: u64,
+        elapsed: Duration,
+        duration: Option<Duration>,
+    ) {
+        let mut lines = vec![format!(
+            "{}  {}",
+            self.header,
+            progress(elapsed, duration, self.terminal)
+        )];
+        lines.push(format!(
+            "{:<14} {:<10} {:>7} {:>16} {:>8} {:>9} {:>9} {:>8}  {}",
+            "process", "role", "pid", "rate", "success", "p50 ms", "p95 ms", "total", "state"
+        ));
+        lines.push(format!(
+            "{:<14} {:<10} {:>7} {:>16}",
+            "orchestrator",
+            "orchestr.",
+            std::process::id(),
+            format!("{fleet_size} servers live"),
+        ));
+        for m in &roster.members {
+            lines.push(member_row(m));
+        }
+        for kind in [Kind::Agent, Kind::Server] {
+            if roster.of(kind).next().is_some() {
+                lines.push(total_row(roster, kind));
+            }
+        }
+        let mut out = std::io::stdout().lock();
+        self.erase(&mut out);
+        if !self.terminal {
+            let _ = writeln!(out);
+        }
+        for line in &lines {
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = out.flush();
+        if self.terminal {
+            self.drawn_lines = lines.len();
+        }
+    }
+
+    fn erase(&mut self, out: &mut impl Write) {
+        if self.drawn_lines > 0 {
+            // Up to the table's first line, then clear to the end of the screen.
+            let _ = write!(out, "\x1b[{}F\x1b[J", self.drawn_lines);
+            self.drawn_lines = 0;
+        }
+    }
+}
+
+fn unit(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Agent => "rollouts/s",
+        Kind::Server => "verif/s",
+    }
+}
+
+fn member_row(m: &Member) -> String {
+    let state = match &m.health {
+        Health::Starting => "starting".to_string(),
+        Health::Running => "running".to_string(),
+        Health::Stopping => "stopping".to_string(),
+        Health::Exited(how) => how.clone(),
+        Health::Crashed(how) => format!("CRASHED: {how}"),
+    };
+    let rate = if m.is_alive() { m.rate() } else { None };
+    row(
+        &m.name,
+        m.kind.label(),
+        m.pid.map(|p| p.to_string()).unwrap_or_default(),
+        rate,
+        m.kind,
+        &m.tally,
+        &state,
+    )
+}
+
+fn total_row(roster: &Roster, kind: Kind) -> String {
+    let mut total = Tally::default();
+    let mut rate = 0.0;
+    for m in roster.of(kind) {
+        total.completed += m.tally.completed;
+        total.succeeded += m.tally.succeeded;
+        total.durations.merge(&m.tally.durations);
+        if m.is_alive() {
+            rate += m.rate().unwrap_or(0.0);
+        }
+    }
+    let name = match kind {
+        Kind::Agent => "agents",
+        Kind::Server => "servers",
+    };
+    row(name, "total", String::new(), Some(rate), kind, &total, "")
+}
+
+fn row(
+    name: &str,
+    role: &str,
+    pid: String,
+    rate: Option<f64>,
+    kind: Kind,
+    t: &Tally,
+    state: &str,
+) -> String {
+    let rate = rate
+        .map(|r| format!("{r:.1} {}", unit(kind)))
+        .unwrap_or_else(|| "-".into());
+    format!(
+        "{name:<14} {role:<10} {pid:>7} {rate:>16} {:>8} {:>9} {:>9} {:>8}  {state}",
+        percent(t.succeeded, t.completed),
+        quantile(&t.durations, 0.5),
+        quantile(&t.durations, 0.95),
+        t.completed,
+    )
+}
+
+fn percent(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        return "-".into();
+    }
+    format!("{:.1}%", 100.0 * part as f64 / whole as f64)
+}
+
+fn quantile(b: &Buckets, q: f64) -> String {
+    b.quantile(q)
+        .map(|v| format!("{v:.0}"))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn progress(elapsed: Duration, duration: Option<Duration>, terminal: bool) -> String {
+    let secs = elapsed.as_secs();
+    let Some(duration) = duration else {
+        return format!("{secs} s (Ctrl-C stops)");
+    };
+    let done = (elapsed.as_secs_f64() / duration.as_secs_f64().max(1e-9)).clamp(0.0, 1.0);
+    let width = 24;
+    let filled = (done * width as f64).round() as usize;
+    let (full, empty) = if terminal { ('█', '░') } else { ('#', '.') };
+    format!(
+        "[{}{}] {secs} s / {} s",
+        full.to_string().repeat(filled),
+        empty.to_string().repeat(width - filled),
+        duration.as_secs_f64().ceil() as u64,
+    )
+}
+
+/// The final summary: totals per process and for the fleet, with a last
+/// `fleet:` line of `key=value` pairs for scripts.
+pub fn summary(roster: &Roster, pass_ratio: f64) -> String {
+    let mut out = String::from("\nsummary\n");
+    out.push_str(&format!(
+        "{:<14} {:<10} {:>9} {:>9} {:>8} {:>12} {:>12}  {}\n",
+        "process", "role", "completed", "succeeded", "success", "verify calls", "unanswered", "end"
+    ));
+    for m in &roster.members {
+        let end = match &m.health {
+            Health::Crashed(how) => format!("CRASHED: {how}"),
+            Health::Exited(how) => how.clone(),
+            other => format!("{other:?}"),
+        };
+        let calls = |v: u64| {
+            if m.kind == Kind::Agent {
+                v.to_string()
+            } else {
+                "-".into()
+            }
+        };
+        out.push_str(&format!(
+            "{:<14} {:<10} {:>9} {:>9} {:>8} {:>12} {:>12}  {end}{}\n",
+            m.name,
+            m.kind.label(),
+            m.tally.completed,
+            m.tally.succeeded,
+            percent(m.tally.succeeded, m.tally.completed),
+            calls(m.tally.verify_calls),
+            calls(m.tally.verify_errors),
+            if m.reported_final {
+                ""
+            } else {
+                " (no final report)"
+            },
+        ));
+    }
+    let sum = |kind, f: fn(&Tally) -> u64| roster.of(kind).map(|m| f(&m.tally)).sum::<u64>();
+    let verifications = sum(Kind::Server, |t| t.completed);
+    let verified_ok = sum(Kind::Server, |t| t.succeeded);
+    let success = if verifications == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.3}", verified_ok as f64 / verifications as f64)
+    };
+    out.push_str(&format!(
+        "fleet: rollouts={} rollouts_ok={} verify_calls={} verify_unanswered={} verifications={} verified_ok={} success_rate={success} pass_ratio={pass_ratio} crashed={}\n",
+        sum(Kind::Agent, |t| t.completed),
+        sum(Kind::Agent, |t| t.succeeded),
+        sum(Kind::Agent, |t| t.verify_calls),
+        sum(Kind::Agent, |t| t.verify_errors),
+        verifications,
+        verified_ok,
+        roster
+            .members
+            .iter()
+            .filter(|m| matches!(m.health, Health::Crashed(_)))
+            .count(),
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_bar_fills_with_time() {
+        let d = Some(Duration::from_secs(10));
+        assert_eq!(
+            progress(Duration::from_secs(5), d, false),
+            format!("[{}{}] 5 s / 10 s", "#".repeat(12), ".".repeat(12))
+        );
+        assert!(progress(Duration::from_secs(3), None, false).contains("Ctrl-C"));
+    }
+
+    #[test]
+    fn summary_ends_with_a_fleet_line() {
+        let mut roster = Roster::default();
+        let mut agent = Member::new("agent-0".into(), Kind::Agent, Some(1));
+        agent.tally.completed = 4;
+        agent.tally.verify_calls = 4;
+        roster.members.push(agent);
+        let text = summary(&roster, 0.7);
+        let last = text.lines().last().unwrap();
+        assert!(last.starts_with("fleet: rollouts=4 "), "{last}");
+        assert!(last.contains("verify_calls=4"), "{last}");
+    }
+}

@@ -62,26 +62,26 @@ pub fn run(args: &[String]) -> Result<(), String> {
     for set in FEATURE_SETS {
         steps.command(
             &format!("clippy {}", set.name),
-            cargo_with(
-                &["clippy", "--all-targets"],
-                set,
-                &["--", "-D", "warnings"],
-            ),
+            cargo_with(&["clippy", "--all-targets"], set, &["--", "-D", "warnings"]),
         );
+    }
+    // Provision the servers the e2e tests drive; a missing tool then fails a test
+    // (GYM_REQUIRE_TOOLS=1) instead of skipping it.
+    steps.check("tools", crate::tools::provision);
+    for set in FEATURE_SETS {
+        let mut test = cargo_with(&["test", "--all-targets"], set, &[]);
+        test.env("GYM_REQUIRE_TOOLS", "1");
+        steps.command(&format!("test {}", set.name), test);
     }
     for set in FEATURE_SETS {
-        steps.command(
-            &format!("test {}", set.name),
-            cargo_with(&["test", "--all-targets"], set, &[]),
-        );
+        let mut doc = cargo_with(&["test", "--doc"], set, &[]);
+        doc.env("GYM_REQUIRE_TOOLS", "1");
+        steps.command(&format!("doc tests {}", set.name), doc);
     }
-    for set in FEATURE_SETS {
-        steps.command(
-            &format!("doc tests {}", set.name),
-            cargo_with(&["test", "--doc"], set, &[]),
-        );
-    }
-    steps.check("noop build has no backend crate", crate::ci::noop_tree_is_clean);
+    steps.check(
+        "noop build has no backend crate",
+        crate::ci::noop_tree_is_clean,
+    );
     steps.finish()
 }
 
@@ -115,15 +115,22 @@ pub fn noop_tree_is_clean() -> Result<(), String> {
         .lines()
         .filter(|line| {
             let name = line.split_whitespace().next().unwrap_or("");
-            BACKEND_ONLY_CRATES
-                .iter()
-                .any(|c| name == *c || name.starts_with(&format!("{c}-")) || name.starts_with(&format!("{c}_")))
+            BACKEND_ONLY_CRATES.iter().any(|c| {
+                name == *c
+                    || name.starts_with(&format!("{c}-"))
+                    || name.starts_with(&format!("{c}_"))
+            })
         })
         .collect();
     if offenders.is_empty() {
-        eprintln!("{} crates in the noop build, none backend-only", tree.lines().count());
+        eprintln!(
+            "{} crates in the noop build, none backend-only",
+            tree.lines().count()
+        );
         Ok(())
     } else {
-        Err(format!("the noop build pulls in backend crates: {offenders:?}"))
+        Err(format!(
+            "the noop build pulls in backend crates: {offenders:?}"
+        ))
     }
 }

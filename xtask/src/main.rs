@@ -8,6 +8,7 @@
 
 mod ci;
 mod step;
+mod tools;
 
 use std::process::ExitCode;
 
@@ -19,6 +20,7 @@ fn main() -> ExitCode {
     };
     let result = match command.as_str() {
         "ci" => ci::run(rest),
+        "tools" => tools::run(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())

@@ -1,0 +1,196 @@
+//! Debian packages through a private apt configuration under `target/tools/apt/`.
+//!
+//! The system's sources, lists, cache and dpkg database are never touched:
+//! `apt-get update` and `apt-get download` run with every `Dir::` pointing into
+//! the private folder, and packages are unpacked with `dpkg -x` (no install, no
+//! maintainer scripts, no services).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::run::checked;
+use super::DebPackage;
+
+/// The mirror the packages come from (the one this machine's own sources use).
+const MIRROR: &str = "http://deb.debian.org/debian";
+/// The keyring Debian's archive is signed with (from `debian-archive-keyring`).
+const KEYRING: &str = "/usr/share/keyrings/debian-archive-keyring.gpg";
+/// The suite with Prometheus 2.53, promtool and VictoriaMetrics 1.112.
+const SERVER_SUITE: &str = "trixie";
+
+/// Which Debian suite a package comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Suite {
+    /// Debian 13: statically linked Go servers run on older hosts too.
+    Trixie,
+    /// The host's own Debian release (for C programs linked against its libc).
+    Host,
+}
+
+impl Suite {
+    fn codename(self) -> String {
+        match self {
+            Suite::Trixie => SERVER_SUITE.to_string(),
+            Suite::Host => host_codename().unwrap_or_else(|| SERVER_SUITE.to_string()),
+        }
+    }
+}
+
+/// `VERSION_CODENAME` from `/etc/os-release` when the host is Debian.
+fn host_codename() -> Option<String> {
+    let text = std::fs::read_to_string("/etc/os-release").ok()?;
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .map(|v| v.trim_matches('"').to_string())
+    };
+    (field("ID=")? == "debian")
+        .then(|| field("VERSION_CODENAME="))
+        .flatten()
+        .filter(|c| !c.is_empty())
+}
+
+/// Downloads the packages (unless their `.deb` is already kept in `debs/`) and
+/// unpacks each into `root/`.
+pub fn fetch_and_unpack(tools_dir: &Path, packages: &[DebPackage]) -> Result<(), String> {
+    let names = packages
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let what = format!("debian packages [{names}]");
+    let debs = tools_dir.join("debs");
+    std::fs::create_dir_all(&debs)
+        .map_err(|e| format!("{what}: cannot create {}: {e}", debs.display()))?;
+    let wanted: Vec<&DebPackage> = packages
+        .iter()
+        .filter(|p| downloaded_file(tools_dir, p.name).is_none())
+        .collect();
+    if !wanted.is_empty() {
+        let apt = AptDir::prepare(tools_dir, packages).map_err(|e| format!("{what}: {e}"))?;
+        checked(&what, "apt-get update", apt.command("update").arg("-q"))?;
+        let mut download = apt.command("download");
+        download
+            .arg("-q")
+            .args(
+                wanted
+                    .iter()
+                    .map(|p| format!("{}/{}", p.name, p.suite.codename())),
+            )
+            .current_dir(&debs);
+        checked(&what, "apt-get download", &mut download)?;
+    }
+    let root = tools_dir.join("root");
+    for package in packages {
+        let deb = downloaded_file(tools_dir, package.name).ok_or_else(|| {
+            format!(
+                "{}: apt-get download left no .deb in {}",
+                package.name,
+                debs.display()
+            )
+        })?;
+        checked(
+            package.name,
+            "dpkg -x",
+            Command::new("dpkg").arg("-x").arg(&deb).arg(&root),
+        )?;
+    }
+    Ok(())
+}
+
+/// The private apt folder: sources, lists, cache and an empty dpkg status.
+struct AptDir {
+    path: PathBuf,
+}
+
+impl AptDir {
+    fn prepare(tools_dir: &Path, packages: &[DebPackage]) -> Result<Self, String> {
+        if !Path::new(KEYRING).is_file() {
+            return Err(format!(
+                "{KEYRING} is missing (Debian's debian-archive-keyring package)"
+            ));
+        }
+        let path = tools_dir.join("apt");
+        for sub in ["sources", "lists/partial", "cache/archives/partial"] {
+            std::fs::create_dir_all(path.join(sub))
+                .map_err(|e| format!("cannot create {}: {e}", path.join(sub).display()))?;
+        }
+        let mut suites: Vec<String> = packages.iter().map(|p| p.suite.codename()).collect();
+        suites.sort();
+        suites.dedup();
+        let sources = format!(
+            "# Written by `cargo xtask tools`; used only with -oDir::Etc::SourceParts pointing here.\n\
+             Types: deb\nURIs: {MIRROR}\nSuites: {}\nComponents: main\nSigned-By: {KEYRING}\n",
+            suites.join(" ")
+        );
+        let write = |file: &Path, text: &str| {
+            std::fs::write(file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))
+        };
+        write(&path.join("sources").join("gym-tools.sources"), &sources)?;
+        write(&path.join("status"), "")?;
+        Ok(Self { path })
+    }
+
+    /// `apt-get <verb>` confined to this folder.
+    fn command(&self, verb: &str) -> Command {
+        let dir = |sub: &str| self.path.join(sub).display().to_string();
+        let mut cmd = Command::new("apt-get");
+        cmd.arg(verb).args([
+            "-oDir::Etc::SourceList=/dev/null".to_string(),
+            format!("-oDir::Etc::SourceParts={}", dir("sources")),
+            format!("-oDir::State::Lists={}", dir("lists")),
+            format!("-oDir::Cache={}", dir("cache")),
+            format!("-oDir::State::status={}", dir("status")),
+            // Files land in our folder, which apt's `_apt` sandbox user may not write to.
+            "-oAPT::Sandbox::User=root".to_string(),
+            // Only the package lists: no AppStream metadata, no translations.
+            "-oAcquire::IndexTargets::deb::DEP-11::DefaultEnabled=false".to_string(),
+            "-oAcquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false".to_string(),
+            "-oAcquire::IndexTargets::deb::DEP-11-icons-small::DefaultEnabled=false".to_string(),
+            "-oAcquire::Languages=none".to_string(),
+        ]);
+        cmd
+    }
+}
+
+/// The kept `debs/<package>_<version>_<arch>.deb`, if downloaded before.
+fn downloaded_file(tools_dir: &Path, package: &str) -> Option<PathBuf> {
+    let prefix = format!("{package}_");
+    std::fs::read_dir(tools_dir.join("debs"))
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .find(|path| {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            name.starts_with(&prefix) && name.ends_with(".deb")
+        })
+}
+
+/// The Debian version of a kept package (`1.112.0+ds1-2`), URL-decoded (`%3a` is `:`).
+pub fn downloaded_version(tools_dir: &Path, package: &str) -> Option<String> {
+    let file = downloaded_file(tools_dir, package)?;
+    let name = file.file_name()?.to_string_lossy().into_owned();
+    let version = name
+        .strip_prefix(&format!("{package}_"))?
+        .split('_')
+        .next()?;
+    Some(version.replace("%3a", ":"))
+}
+
+/// The unpacked multiarch library folder (`root/usr/lib/x86_64-linux-gnu`, ...).
+pub fn library_dir(root: &Path) -> Option<PathBuf> {
+    let lib = root.join("usr").join("lib");
+    std::fs::read_dir(&lib)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .find(|path| {
+            path.is_dir()
+                && path
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().ends_with("-linux-gnu"))
+        })
+}

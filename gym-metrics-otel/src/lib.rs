@@ -1,1 +1,61 @@
-//! gym-metrics backend (filled by its own issue).
+//! # gym-metrics-otel
+//!
+//! The OpenTelemetry backend of gym-metrics: the catalogue's instruments on
+//! `opentelemetry_sdk` 0.33, exported over OTLP (http/protobuf or gRPC), as
+//! OTLP/JSON lines on the console, or not at all, configured by the standard
+//! `OTEL_*` variables (see [`OtelBuilder::from_env_lookup`]).
+//!
+//! - Recording never blocks on export: values aggregate in memory and a
+//!   reader thread exports them every interval (default 10 s).
+//! - http/protobuf needs no async runtime in the application; gRPC runs on a
+//!   runtime thread of the backend's own.
+//! - [`OtelGuard::shutdown`] (and dropping the guard) exports the final values
+//!   and returns within a deadline (default 5 s), even against a collector
+//!   that accepts connections and never answers.
+//! - While the collector is down, failures are logged (rate-limited) through
+//!   `log` under the target `gym_metrics_otel`; with cumulative temporality
+//!   (the default) the first export after it returns carries the full totals.
+//!
+//! ```no_run
+//! use gym_metrics_api::Role;
+//! use gym_metrics_otel::OtelBuilder;
+//!
+//! let guard = OtelBuilder::from_env()?
+//!     .role(Role::server("math-verifier-0", "resources"))
+//!     .install()?;
+//! gym_metrics_api::record_verify(std::time::Duration::from_millis(40), true);
+//! guard.shutdown()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
+mod builder;
+mod console_exporter;
+mod console_writer;
+mod deadline;
+mod endpoint;
+mod env;
+mod errors;
+mod export_log;
+mod exporter_choice;
+mod grpc_runtime;
+mod guard;
+mod histogram_aggregation;
+mod instance_id;
+mod key_values;
+mod protocol;
+mod recorder;
+mod resource;
+mod start;
+mod temporality;
+
+pub use builder::OtelBuilder;
+pub use env::ENV_VARIABLES;
+pub use errors::{BuildError, ConfigError, FlushError, ShutdownError};
+pub use exporter_choice::MetricsExporter;
+pub use guard::OtelGuard;
+pub use histogram_aggregation::HistogramAggregation;
+pub use protocol::OtlpProtocol;
+pub use recorder::{OtelRecorder, METER_SCOPE};
+pub use temporality::TemporalityPreference;

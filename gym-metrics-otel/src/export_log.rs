@@ -1,0 +1,94 @@
+//! Export failures, logged through `log` and rate-limited: the first failure
+//! at once, then at most one reminder a minute while they go on, and one line
+//! when exports recover.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::metrics::data::ResourceMetrics;
+use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
+use opentelemetry_sdk::metrics::Temporality;
+
+/// The `log` target of every line this backend logs.
+pub(crate) const LOG_TARGET: &str = "gym_metrics_otel";
+
+/// Least time between two reminders that exports still fail.
+const REMINDER_EVERY: Duration = Duration::from_secs(60);
+
+/// Wraps an exporter and logs its failures, rate-limited.
+#[derive(Debug)]
+pub(crate) struct LoggedExporter<E> {
+    inner: E,
+    destination: String,
+    state: Mutex<FailureState>,
+}
+
+#[derive(Debug, Default)]
+struct FailureState {
+    failures_in_a_row: u64,
+    last_logged: Option<Instant>,
+}
+
+impl<E: PushMetricExporter> LoggedExporter<E> {
+    /// Wraps `inner`, which exports to `destination` (named in log lines).
+    pub(crate) fn new(inner: E, destination: String) -> Self {
+        Self {
+            inner,
+            destination,
+            state: Mutex::new(FailureState::default()),
+        }
+    }
+
+    fn note(&self, result: &OTelSdkResult) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match result {
+            Ok(()) => {
+                if state.failures_in_a_row > 0 {
+                    log::info!(
+                        target: LOG_TARGET,
+                        "metrics export to {} recovered after {} failed attempt(s); cumulative totals were sent in full",
+                        self.destination,
+                        state.failures_in_a_row
+                    );
+                }
+                *state = FailureState::default();
+            }
+            Err(e) => {
+                state.failures_in_a_row += 1;
+                let due = state
+                    .last_logged
+                    .is_none_or(|at| at.elapsed() >= REMINDER_EVERY);
+                if due {
+                    state.last_logged = Some(Instant::now());
+                    log::warn!(
+                        target: LOG_TARGET,
+                        "metrics export to {} failed ({} in a row): {e}; values keep accumulating and the next successful export carries the full totals; check that the collector is up (further failures are logged at most once a minute)",
+                        self.destination,
+                        state.failures_in_a_row
+                    );
+                }
+            }
+        }
+    }
+}
+
+impl<E: PushMetricExporter> PushMetricExporter for LoggedExporter<E> {
+    async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
+        let result = self.inner.export(metrics).await;
+        self.note(&result);
+        result
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn temporality(&self) -> Temporality {
+        self.inner.temporality()
+    }
+}

@@ -1,0 +1,47 @@
+//! Which exporter the backend uses: `OTEL_METRICS_EXPORTER`.
+
+use crate::ConfigError;
+
+/// The metrics exporter, as chosen by `OTEL_METRICS_EXPORTER`.
+///
+/// ```
+/// use gym_metrics_otel::MetricsExporter;
+/// assert_eq!(MetricsExporter::default(), MetricsExporter::Otlp);
+/// assert_eq!(MetricsExporter::parse("OTEL_METRICS_EXPORTER", "console").unwrap(), MetricsExporter::Console);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MetricsExporter {
+    /// OTLP to a collector (the default), over http/protobuf or gRPC.
+    #[default]
+    Otlp,
+    /// One OTLP/JSON document per export, one line each, on standard output.
+    Console,
+    /// Nothing: `install` installs no recorder and the facade stays free.
+    None,
+}
+
+impl MetricsExporter {
+    /// Parses `otlp`, `console` or `none` (case-insensitive); `variable`
+    /// names the source in the error.
+    ///
+    /// # Errors
+    /// Any other value, naming `variable` and the value.
+    ///
+    /// ```
+    /// use gym_metrics_otel::MetricsExporter;
+    /// let e = MetricsExporter::parse("OTEL_METRICS_EXPORTER", "prometheus").unwrap_err();
+    /// assert!(e.to_string().contains("prometheus"));
+    /// ```
+    pub fn parse(variable: &'static str, value: &str) -> Result<Self, ConfigError> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "otlp" => Ok(MetricsExporter::Otlp),
+            "console" => Ok(MetricsExporter::Console),
+            "none" => Ok(MetricsExporter::None),
+            _ => Err(ConfigError::invalid(
+                variable,
+                value,
+                "one of otlp, console, none (a single exporter; for Prometheus use the gym-metrics-prom backend)",
+            )),
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! The guard `install` returns: the fleet-size capability and a shutdown
+//! that exports the final values and returns within its deadline.
+
+use std::fmt;
+use std::time::Duration;
+
+use gym_metrics_api::{FleetSize, Installation};
+use opentelemetry_sdk::metrics::SdkMeterProvider;
+
+use crate::deadline::run_with_deadline;
+use crate::export_log::LOG_TARGET;
+use crate::{FlushError, ShutdownError};
+
+/// Keeps the backend running; shutting it down (or dropping it) exports the
+/// final values and returns within the shutdown deadline, whatever the
+/// collector does.
+///
+/// ```
+/// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
+/// let (_recorder, guard) = OtelBuilder::new().exporter(MetricsExporter::None).build()?;
+/// assert!(guard.fleet_size().is_none()); // nothing installed by build()
+/// guard.shutdown()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct OtelGuard {
+    provider: Option<SdkMeterProvider>,
+    shutdown_timeout: Duration,
+    installation: Option<Installation>,
+}
+
+impl OtelGuard {
+    pub(crate) fn new(provider: Option<SdkMeterProvider>, shutdown_timeout: Duration) -> Self {
+        Self {
+            provider,
+            shutdown_timeout,
+            installation: None,
+        }
+    }
+
+    pub(crate) fn with_installation(mut self, installation: Installation) -> Self {
+        self.installation = Some(installation);
+        self
+    }
+
+    /// The capability to set `gym.servers.active`: `Some` only when this
+    /// guard installed an orchestrator recorder into the facade.
+    ///
+    /// ```
+    /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
+    /// let guard = OtelBuilder::new().exporter(MetricsExporter::None).install()?;
+    /// assert!(guard.fleet_size().is_none()); // exporter none installs nothing
+    /// # Ok::<(), gym_metrics_otel::BuildError>(())
+    /// ```
+    pub fn fleet_size(&self) -> Option<FleetSize> {
+        self.installation.and_then(|i| i.fleet_size())
+    }
+
+    /// Collects and exports now, waiting at most the shutdown deadline.
+    ///
+    /// # Errors
+    /// The export failed, or did not finish within the deadline (it then
+    /// goes on in the background).
+    ///
+    /// ```
+    /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
+    /// let (_recorder, guard) = OtelBuilder::new().exporter(MetricsExporter::Console).build()?;
+    /// guard.force_flush()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn force_flush(&self) -> Result<(), FlushError> {
+        let Some(provider) = self.provider.clone() else {
+            return Ok(());
+        };
+        let deadline = self.shutdown_timeout;
+        match run_with_deadline("gym-metrics-otel-flush", deadline, move || {
+            provider.force_flush()
+        }) {
+            None => Err(FlushError::TimedOut { deadline }),
+            Some(Err(e)) => Err(FlushError::Export(e.to_string())),
+            Some(Ok(())) => Ok(()),
+        }
+    }
+
+    /// Exports the final values and stops exporting, returning within the
+    /// shutdown deadline (default 5 s), also against a collector that
+    /// accepts connections and never answers. Recording stays cheap and
+    /// harmless afterwards; nothing more is exported.
+    ///
+    /// # Errors
+    /// The final export failed, or did not finish within the deadline.
+    ///
+    /// ```
+    /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
+    /// let (_recorder, guard) = OtelBuilder::new().exporter(MetricsExporter::None).build()?;
+    /// guard.shutdown()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn shutdown(mut self) -> Result<(), ShutdownError> {
+        self.shutdown_now()
+    }
+
+    fn shutdown_now(&mut self) -> Result<(), ShutdownError> {
+        let Some(provider) = self.provider.take() else {
+            return Ok(());
+        };
+        let deadline = self.shutdown_timeout;
+        // The helper thread owns a clone: if the deadline passes, the SDK's
+        // shutdown finishes (or times out) there, never on the caller.
+        match run_with_deadline("gym-metrics-otel-shutdown", deadline, move || {
+            provider.shutdown()
+        }) {
+            None => Err(ShutdownError::TimedOut { deadline }),
+            Some(Err(e)) => Err(ShutdownError::Export(e.to_string())),
+            Some(Ok(())) => Ok(()),
+        }
+    }
+}
+
+impl Drop for OtelGuard {
+    fn drop(&mut self) {
+        if let Err(e) = self.shutdown_now() {
+            log::warn!(target: LOG_TARGET, "{e}");
+        }
+    }
+}
+
+impl fmt::Debug for OtelGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OtelGuard")
+            .field("running", &self.provider.is_some())
+            .field("shutdown_timeout", &self.shutdown_timeout)
+            .field("installation", &self.installation)
+            .finish()
+    }
+}

@@ -1,0 +1,147 @@
+//! The [`Recorder`] implementation: catalogue instruments on an SDK meter.
+
+use std::fmt;
+use std::sync::Arc;
+
+use gym_metrics_api::{catalogue, Boundaries, Recorder, Role, VerifyTally};
+use opentelemetry::metrics::{Gauge, Histogram, Meter, MeterProvider as _};
+use opentelemetry::InstrumentationScope;
+use opentelemetry_sdk::metrics::SdkMeterProvider;
+
+/// The meter's instrumentation scope name.
+///
+/// ```
+/// assert_eq!(gym_metrics_otel::METER_SCOPE, "gym-metrics");
+/// ```
+pub const METER_SCOPE: &str = "gym-metrics";
+
+/// Records the catalogue's instruments into an OpenTelemetry SDK meter.
+///
+/// Recording only aggregates in memory (never blocks on export): the two
+/// histograms are SDK histograms, the verify counters and the success rate
+/// are read from a [`VerifyTally`] at collection time, so the exported rate
+/// is always the latest fraction and the counters agree with it.
+/// `gym.servers.active` exists only for the orchestrator role.
+///
+/// ```
+/// use gym_metrics_api::{Recorder, Role};
+/// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
+/// let (recorder, guard) = OtelBuilder::new()
+///     .role(Role::orchestrator())
+///     .exporter(MetricsExporter::None)
+///     .build()?;
+/// recorder.record_verify(40.0, true);
+/// recorder.record_active_servers(4);
+/// guard.shutdown()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct OtelRecorder {
+    role: Role,
+    tally: Arc<VerifyTally>,
+    rollout: Histogram<f64>,
+    verify: Histogram<f64>,
+    servers_active: Option<Gauge<u64>>,
+}
+
+impl OtelRecorder {
+    /// Creates the instruments on `provider`'s `gym-metrics` meter.
+    pub(crate) fn new(provider: &SdkMeterProvider, role: Role, boundaries: &Boundaries) -> Self {
+        let scope = InstrumentationScope::builder(METER_SCOPE)
+            .with_version(env!("CARGO_PKG_VERSION"))
+            .build();
+        let meter = provider.meter_with_scope(scope);
+        let tally = Arc::new(VerifyTally::new());
+        register_tally_instruments(&meter, &tally);
+        let servers_active = role.is_orchestrator().then(|| {
+            let i = catalogue::SERVERS_ACTIVE;
+            meter
+                .u64_gauge(i.name)
+                .with_description(i.description)
+                .build()
+        });
+        Self {
+            rollout: histogram(&meter, catalogue::ROLLOUT_DURATION, boundaries),
+            verify: histogram(&meter, catalogue::VERIFY_DURATION, boundaries),
+            servers_active,
+            tally,
+            role,
+        }
+    }
+}
+
+fn histogram(
+    meter: &Meter,
+    instrument: gym_metrics_api::Instrument,
+    boundaries: &Boundaries,
+) -> Histogram<f64> {
+    meter
+        .f64_histogram(instrument.name)
+        .with_unit(instrument.unit.unwrap_or_default())
+        .with_description(instrument.description)
+        .with_boundaries(boundaries.as_slice().to_vec())
+        .build()
+}
+
+/// The success-rate gauge and the two verify counters, observed from the
+/// tally when the SDK collects. The SDK keeps the callbacks for the meter's
+/// life, so the instrument handles need not be kept.
+fn register_tally_instruments(meter: &Meter, tally: &Arc<VerifyTally>) {
+    let rate = catalogue::VERIFY_SUCCESS_RATE;
+    let t = Arc::clone(tally);
+    meter
+        .f64_observable_gauge(rate.name)
+        .with_description(rate.description)
+        .with_callback(move |observer| {
+            if let Some(r) = t.snapshot().success_rate() {
+                observer.observe(r, &[]);
+            }
+        })
+        .build();
+    let completed = catalogue::VERIFY_COMPLETED;
+    let t = Arc::clone(tally);
+    meter
+        .u64_observable_counter(completed.name)
+        .with_description(completed.description)
+        .with_callback(move |observer| observer.observe(t.snapshot().completed, &[]))
+        .build();
+    let succeeded = catalogue::VERIFY_SUCCEEDED;
+    let t = Arc::clone(tally);
+    meter
+        .u64_observable_counter(succeeded.name)
+        .with_description(succeeded.description)
+        .with_callback(move |observer| observer.observe(t.snapshot().succeeded, &[]))
+        .build();
+}
+
+impl Recorder for OtelRecorder {
+    fn role(&self) -> &Role {
+        &self.role
+    }
+
+    #[inline]
+    fn record_rollout_duration(&self, duration_ms: f64) {
+        self.rollout.record(duration_ms, &[]);
+    }
+
+    #[inline]
+    fn record_verify(&self, duration_ms: f64, succeeded: bool) {
+        self.verify.record(duration_ms, &[]);
+        self.tally.record(succeeded);
+    }
+
+    #[inline]
+    fn record_active_servers(&self, count: u64) {
+        if let Some(g) = &self.servers_active {
+            g.record(count, &[]);
+        }
+    }
+}
+
+impl fmt::Debug for OtelRecorder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OtelRecorder")
+            .field("role", &self.role)
+            .field("tally", &self.tally)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,6 +1,9 @@
 //! Shared by the integration tests: the reference sequence, an in-memory
-//! writer, and readers of OTLP/JSON.
+//! writer, readers of OTLP/JSON, a fake collector and a counting logger.
 #![allow(dead_code)]
+
+pub mod counting_logger;
+pub mod fake_collector;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -121,4 +124,28 @@ pub mod otlp_json {
             .find(|a| a["key"] == key)
             .and_then(|a| a["value"]["stringValue"].as_str().map(str::to_string))
     }
+}
+
+/// Median cost of one record call (a rollout and a verify), in nanoseconds,
+/// over `rounds` batches of `per_batch`.
+pub fn record_cost_ns(recorder: &dyn Recorder, rounds: usize, per_batch: usize) -> f64 {
+    let mut costs: Vec<f64> = (0..rounds)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            for i in 0..per_batch {
+                recorder.record_rollout_duration(100.0 + i as f64);
+                recorder.record_verify(50.0, i % 2 == 0);
+            }
+            start.elapsed().as_nanos() as f64 / per_batch as f64
+        })
+        .collect();
+    costs.sort_by(f64::total_cmp);
+    costs[costs.len() / 2]
+}
+
+/// Resident set size of this process, in bytes (Linux).
+pub fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    pages * 4096
 }

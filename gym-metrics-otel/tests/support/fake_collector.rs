@@ -1,0 +1,228 @@
+//! A tiny OTLP/HTTP metrics receiver on 127.0.0.1 for the fault tests: it
+//! decodes requests with opentelemetry-proto's types, can answer 500, and can
+//! be stopped (connections refused) and restarted on the same port.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::metrics::v1::{
+    metric, number_data_point, HistogramDataPoint, Metric,
+};
+use prost::Message;
+
+/// How the collector answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// 200 with an empty ExportMetricsServiceResponse; the request is kept.
+    Ok,
+    /// 500 Internal Server Error; the request is dropped.
+    InternalError,
+}
+
+#[derive(Default)]
+struct Shared {
+    answer: Mutex<Option<Answer>>,
+    attempts: AtomicUsize,
+    accepted: Mutex<Vec<ExportMetricsServiceRequest>>,
+    connections: Mutex<Vec<TcpStream>>,
+}
+
+pub struct FakeCollector {
+    port: u16,
+    shared: Arc<Shared>,
+    running: Option<(Arc<AtomicBool>, JoinHandle<()>)>,
+}
+
+impl FakeCollector {
+    pub fn start(answer: Answer) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let shared = Arc::new(Shared::default());
+        *shared.answer.lock().unwrap() = Some(answer);
+        let mut c = Self {
+            port,
+            shared,
+            running: None,
+        };
+        c.serve(listener);
+        c
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}/v1/metrics", self.port)
+    }
+
+    /// Export attempts that reached the collector (answered either way).
+    pub fn attempts(&self) -> usize {
+        self.shared.attempts.load(Ordering::SeqCst)
+    }
+
+    /// Requests answered 200, decoded.
+    pub fn accepted(&self) -> Vec<ExportMetricsServiceRequest> {
+        self.shared.accepted.lock().unwrap().clone()
+    }
+
+    pub fn set_answer(&self, answer: Answer) {
+        *self.shared.answer.lock().unwrap() = Some(answer);
+    }
+
+    /// Waits until at least `n` requests were accepted.
+    pub fn wait_accepted(&self, n: usize, timeout: Duration) -> Vec<ExportMetricsServiceRequest> {
+        let start = Instant::now();
+        loop {
+            let got = self.accepted();
+            if got.len() >= n || start.elapsed() > timeout {
+                return got;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Stops listening and closes every connection: from now on connections are refused.
+    pub fn stop(&mut self) {
+        if let Some((stop, thread)) = self.running.take() {
+            stop.store(true, Ordering::SeqCst);
+            thread.join().unwrap();
+        }
+        for c in self.shared.connections.lock().unwrap().drain(..) {
+            let _ = c.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// Listens again on the same port.
+    pub fn restart(&mut self) {
+        let listener = TcpListener::bind(("127.0.0.1", self.port)).unwrap();
+        self.serve(listener);
+    }
+
+    fn serve(&mut self, listener: TcpListener) {
+        listener.set_nonblocking(true).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let shared = Arc::clone(&self.shared);
+        let stopping = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            while !stopping.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        stream.set_nonblocking(false).unwrap();
+                        shared
+                            .connections
+                            .lock()
+                            .unwrap()
+                            .push(stream.try_clone().unwrap());
+                        let shared = Arc::clone(&shared);
+                        std::thread::spawn(move || handle(stream, &shared));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        self.running = Some((stop, thread));
+    }
+}
+
+impl Drop for FakeCollector {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn handle(stream: TcpStream, shared: &Shared) {
+    let mut writer = match stream.try_clone() {
+        Ok(w) => w,
+        Err(_) => return,
+    };
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut content_length = 0usize;
+        let mut first = true;
+        loop {
+            let mut line = String::new();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            if line == "\r\n" {
+                break;
+            }
+            if first {
+                first = false;
+                continue;
+            }
+            if let Some((k, v)) = line.split_once(':') {
+                if k.eq_ignore_ascii_case("content-length") {
+                    content_length = v.trim().parse().unwrap_or(0);
+                }
+            }
+        }
+        let mut body = vec![0u8; content_length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        shared.attempts.fetch_add(1, Ordering::SeqCst);
+        let answer = shared.answer.lock().unwrap().unwrap_or(Answer::Ok);
+        let response: &[u8] = match answer {
+            Answer::Ok => {
+                let request = ExportMetricsServiceRequest::decode(body.as_slice()).unwrap();
+                shared.accepted.lock().unwrap().push(request);
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n"
+            }
+            Answer::InternalError => {
+                b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\nboom"
+            }
+        };
+        if writer.write_all(response).is_err() {
+            return;
+        }
+    }
+}
+
+/// The metric called `name` in `request`.
+pub fn find<'a>(request: &'a ExportMetricsServiceRequest, name: &str) -> Option<&'a Metric> {
+    request
+        .resource_metrics
+        .iter()
+        .flat_map(|rm| &rm.scope_metrics)
+        .flat_map(|sm| &sm.metrics)
+        .find(|m| m.name == name)
+}
+
+/// The single histogram point of `name`.
+pub fn histogram_point<'a>(
+    request: &'a ExportMetricsServiceRequest,
+    name: &str,
+) -> &'a HistogramDataPoint {
+    match find(request, name).and_then(|m| m.data.as_ref()) {
+        Some(metric::Data::Histogram(h)) => &h.data_points[0],
+        other => panic!("{name} is not a histogram: {other:?}"),
+    }
+}
+
+/// The single integer value of the sum or gauge `name`.
+pub fn int_value(request: &ExportMetricsServiceRequest, name: &str) -> i64 {
+    let points = match find(request, name).and_then(|m| m.data.as_ref()) {
+        Some(metric::Data::Sum(s)) => &s.data_points,
+        Some(metric::Data::Gauge(g)) => &g.data_points,
+        other => panic!("{name} is not a sum or gauge: {other:?}"),
+    };
+    match points[0].value {
+        Some(number_data_point::Value::AsInt(v)) => v,
+        other => panic!("{name} is not an integer: {other:?}"),
+    }
+}
+
+/// The single double value of the gauge `name`.
+pub fn double_value(request: &ExportMetricsServiceRequest, name: &str) -> f64 {
+    match find(request, name).and_then(|m| m.data.as_ref()) {
+        Some(metric::Data::Gauge(g)) => match g.data_points[0].value {
+            Some(number_data_point::Value::AsDouble(v)) => v,
+            other => panic!("{name} is not a double: {other:?}"),
+        },
+        other => panic!("{name} is not a gauge: {other:?}"),
+    }
+}

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::run::checked;
-use super::DebPackage;
+use super::spec::DebPackage;
 
 /// The mirror the packages come from (the one this machine's own sources use).
 const MIRROR: &str = "http://deb.debian.org/debian";
@@ -50,25 +50,54 @@ fn host_codename() -> Option<String> {
         .filter(|c| !c.is_empty())
 }
 
-/// Downloads the packages (unless their `.deb` is already kept in `debs/`) and
-/// unpacks each into `root/`.
-pub fn fetch_and_unpack(tools_dir: &Path, packages: &[DebPackage]) -> Result<(), String> {
-    let names = packages
-        .iter()
-        .map(|p| p.name)
-        .collect::<Vec<_>>()
-        .join(" ");
-    let what = format!("debian packages [{names}]");
-    let debs = tools_dir.join("debs");
-    std::fs::create_dir_all(&debs)
-        .map_err(|e| format!("{what}: cannot create {}: {e}", debs.display()))?;
-    let wanted: Vec<&DebPackage> = packages
-        .iter()
-        .filter(|p| downloaded_file(tools_dir, p.name).is_none())
-        .collect();
-    if !wanted.is_empty() {
-        let apt = AptDir::prepare(tools_dir, packages).map_err(|e| format!("{what}: {e}"))?;
-        checked(&what, "apt-get update", apt.command("update").arg("-q"))?;
+/// Fetches packages into `target/tools/debs/` (kept, so a later run needs no
+/// network), running `apt-get update` at most once.
+pub struct AptSession {
+    tools_dir: PathBuf,
+    suites: Vec<String>,
+    updated: Option<AptDir>,
+}
+
+impl AptSession {
+    /// A session that may fetch from these suites.
+    pub fn new(tools_dir: &Path, suites: impl IntoIterator<Item = Suite>) -> Self {
+        let mut suites: Vec<String> = suites.into_iter().map(Suite::codename).collect();
+        suites.sort();
+        suites.dedup();
+        Self {
+            tools_dir: tools_dir.to_path_buf(),
+            suites,
+            updated: None,
+        }
+    }
+
+    /// Downloads the packages whose `.deb` is not kept yet.
+    pub fn download(&mut self, packages: &[DebPackage]) -> Result<(), String> {
+        let names = packages
+            .iter()
+            .map(|p| p.name)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let what = format!("debian packages [{names}]");
+        let debs = self.tools_dir.join("debs");
+        std::fs::create_dir_all(&debs)
+            .map_err(|e| format!("{what}: cannot create {}: {e}", debs.display()))?;
+        let wanted: Vec<&DebPackage> = packages
+            .iter()
+            .filter(|p| downloaded_file(&self.tools_dir, p.name).is_none())
+            .collect();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let apt = match self.updated.take() {
+            Some(apt) => apt,
+            None => {
+                let apt = AptDir::prepare(&self.tools_dir, &self.suites)
+                    .map_err(|e| format!("{what}: {e}"))?;
+                checked(&what, "apt-get update", apt.command("update").arg("-q"))?;
+                apt
+            }
+        };
         let mut download = apt.command("download");
         download
             .arg("-q")
@@ -78,24 +107,28 @@ pub fn fetch_and_unpack(tools_dir: &Path, packages: &[DebPackage]) -> Result<(),
                     .map(|p| format!("{}/{}", p.name, p.suite.codename())),
             )
             .current_dir(&debs);
-        checked(&what, "apt-get download", &mut download)?;
+        let outcome = checked(&what, "apt-get download", &mut download).map(|_| ());
+        self.updated = Some(apt);
+        outcome
     }
-    let root = tools_dir.join("root");
-    for package in packages {
-        let deb = downloaded_file(tools_dir, package.name).ok_or_else(|| {
-            format!(
-                "{}: apt-get download left no .deb in {}",
-                package.name,
-                debs.display()
-            )
-        })?;
-        checked(
+}
+
+/// `dpkg -x` of a downloaded package into `target/tools/root/` (no install, no scripts).
+pub fn unpack(tools_dir: &Path, package: &DebPackage) -> Result<(), String> {
+    let deb = downloaded_file(tools_dir, package.name).ok_or_else(|| {
+        format!(
+            "{}: apt-get download left no .deb in {}",
             package.name,
-            "dpkg -x",
-            Command::new("dpkg").arg("-x").arg(&deb).arg(&root),
-        )?;
-    }
-    Ok(())
+            tools_dir.join("debs").display()
+        )
+    })?;
+    let root = tools_dir.join("root");
+    checked(
+        package.name,
+        "dpkg -x",
+        Command::new("dpkg").arg("-x").arg(&deb).arg(&root),
+    )
+    .map(|_| ())
 }
 
 /// The private apt folder: sources, lists, cache and an empty dpkg status.
@@ -104,7 +137,7 @@ struct AptDir {
 }
 
 impl AptDir {
-    fn prepare(tools_dir: &Path, packages: &[DebPackage]) -> Result<Self, String> {
+    fn prepare(tools_dir: &Path, suites: &[String]) -> Result<Self, String> {
         if !Path::new(KEYRING).is_file() {
             return Err(format!(
                 "{KEYRING} is missing (Debian's debian-archive-keyring package)"
@@ -115,9 +148,6 @@ impl AptDir {
             std::fs::create_dir_all(path.join(sub))
                 .map_err(|e| format!("cannot create {}: {e}", path.join(sub).display()))?;
         }
-        let mut suites: Vec<String> = packages.iter().map(|p| p.suite.codename()).collect();
-        suites.sort();
-        suites.dedup();
         let sources = format!(
             "# Written by `cargo xtask tools`; used only with -oDir::Etc::SourceParts pointing here.\n\
              Types: deb\nURIs: {MIRROR}\nSuites: {}\nComponents: main\nSigned-By: {KEYRING}\n",

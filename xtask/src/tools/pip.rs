@@ -14,11 +14,18 @@ pub fn install_rotel(tools_dir: &Path) -> Result<PathBuf, String> {
     let python = venv.join("bin").join("python");
     if !python.exists() {
         let interpreter = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
-        checked(
-            "rotel-agent",
-            "python3 -m venv",
-            Command::new(interpreter).args(["-m", "venv"]).arg(&venv),
-        )?;
+        let mut venv_cmd = Command::new(&interpreter);
+        venv_cmd.args(["-m", "venv"]);
+        // Seeding the venv with its own pip (ensurepip) takes seconds; when the
+        // interpreter has pip, the venv borrows it from the system site-packages.
+        let has_pip = Command::new(&interpreter)
+            .args(["-m", "pip", "--version"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if has_pip {
+            venv_cmd.args(["--without-pip", "--system-site-packages"]);
+        }
+        checked("rotel-agent", "python3 -m venv", venv_cmd.arg(&venv))?;
     }
     checked(
         "rotel-agent",
@@ -49,4 +56,14 @@ pub fn install_rotel(tools_dir: &Path) -> Result<PathBuf, String> {
             agent.display()
         ))
     }
+}
+
+/// Installs rotel and links `target/tools/bin/<name>` to its `rotel-agent`.
+pub fn provision_rotel(tools_dir: &Path, name: &str) -> Result<PathBuf, String> {
+    let agent = install_rotel(tools_dir)?;
+    let relative = agent
+        .strip_prefix(tools_dir)
+        .map(|p| Path::new("..").join(p))
+        .unwrap_or_else(|_| agent.clone());
+    super::link::symlink(tools_dir, name, &relative)
 }

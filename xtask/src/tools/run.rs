@@ -4,9 +4,14 @@ use std::process::{Command, Output};
 
 /// Runs `cmd` to completion; `Err("<what>: <step> failed ...")` with its output's tail.
 pub fn checked(what: &str, step: &str, cmd: &mut Command) -> Result<Output, String> {
+    let start = std::time::Instant::now();
     let output = cmd
         .output()
         .map_err(|e| format!("{what}: {step}: cannot run {:?}: {e}", cmd.get_program()))?;
+    eprintln!(
+        "tools: {what}: {step} ({:.1}s)",
+        start.elapsed().as_secs_f64()
+    );
     if output.status.success() {
         return Ok(output);
     }

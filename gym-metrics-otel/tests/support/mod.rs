@@ -4,6 +4,7 @@
 
 pub mod counting_logger;
 pub mod fake_collector;
+pub mod victoria;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};

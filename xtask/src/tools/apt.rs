@@ -38,7 +38,11 @@ impl Suite {
 
 /// `VERSION_CODENAME` from `/etc/os-release` when the host is Debian.
 fn host_codename() -> Option<String> {
-    let text = std::fs::read_to_string("/etc/os-release").ok()?;
+    debian_codename(&std::fs::read_to_string("/etc/os-release").ok()?)
+}
+
+/// `VERSION_CODENAME` of an `os-release` text, if it describes Debian.
+fn debian_codename(text: &str) -> Option<String> {
     let field = |key: &str| {
         text.lines()
             .find_map(|l| l.strip_prefix(key))
@@ -202,8 +206,12 @@ fn downloaded_file(tools_dir: &Path, package: &str) -> Option<PathBuf> {
 /// The Debian version of a kept package (`1.112.0+ds1-2`), URL-decoded (`%3a` is `:`).
 pub fn downloaded_version(tools_dir: &Path, package: &str) -> Option<String> {
     let file = downloaded_file(tools_dir, package)?;
-    let name = file.file_name()?.to_string_lossy().into_owned();
-    let version = name
+    version_in_file_name(&file.file_name()?.to_string_lossy(), package)
+}
+
+/// `1:2.0-1` from `<package>_1%3a2.0-1_amd64.deb`.
+fn version_in_file_name(file_name: &str, package: &str) -> Option<String> {
+    let version = file_name
         .strip_prefix(&format!("{package}_"))?
         .split('_')
         .next()?;
@@ -223,4 +231,62 @@ pub fn library_dir(root: &Path) -> Option<PathBuf> {
                     .file_name()
                     .is_some_and(|n| n.to_string_lossy().ends_with("-linux-gnu"))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_codename_of_debian_only() {
+        let bookworm = "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\nVERSION_CODENAME=bookworm\n";
+        assert_eq!(debian_codename(bookworm).as_deref(), Some("bookworm"));
+        let ubuntu = "ID=ubuntu\nID_LIKE=debian\nVERSION_CODENAME=noble\n";
+        assert_eq!(debian_codename(ubuntu), None);
+        assert_eq!(debian_codename("ID=debian\n"), None);
+    }
+
+    #[test]
+    fn reads_the_version_in_a_deb_file_name() {
+        assert_eq!(
+            version_in_file_name(
+                "victoria-metrics_1.112.0+ds1-2_amd64.deb",
+                "victoria-metrics"
+            )
+            .as_deref(),
+            Some("1.112.0+ds1-2")
+        );
+        assert_eq!(
+            version_in_file_name("wrk_1%3a4.1.0-3_amd64.deb", "wrk").as_deref(),
+            Some("1:4.1.0-3")
+        );
+        assert_eq!(
+            version_in_file_name("promtool_2.53_amd64.deb", "prometheus"),
+            None
+        );
+    }
+
+    #[test]
+    fn apt_is_confined_to_the_private_folder() {
+        let apt = AptDir {
+            path: PathBuf::from("/x/apt"),
+        };
+        let args: Vec<String> = apt
+            .command("update")
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        for expected in [
+            "-oDir::Etc::SourceList=/dev/null",
+            "-oDir::Etc::SourceParts=/x/apt/sources",
+            "-oDir::State::Lists=/x/apt/lists",
+            "-oDir::Cache=/x/apt/cache",
+            "-oDir::State::status=/x/apt/status",
+        ] {
+            assert!(
+                args.iter().any(|a| a == expected),
+                "{expected} missing from {args:?}"
+            );
+        }
+    }
 }

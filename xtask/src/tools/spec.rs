@@ -108,3 +108,37 @@ pub fn specs() -> Vec<ToolSpec> {
     });
     specs
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_testkit_tool_is_provisioned_and_required() {
+        let specs = specs();
+        for tool in Tool::ALL {
+            let spec = specs.iter().find(|s| s.name == tool.binary_name());
+            assert!(
+                spec.is_some_and(|s| !s.optional && s.env_var == tool.env_var()),
+                "{tool}"
+            );
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_debs_name_their_binary() {
+        let specs = specs();
+        let mut names: Vec<_> = specs.iter().map(|s| s.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), specs.len());
+        for spec in &specs {
+            if let Source::Deb { packages, binary } = spec.source {
+                assert!(
+                    !packages.is_empty() && binary.starts_with("usr/"),
+                    "{spec:?}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! `promtool check metrics` on our exposition reports only the four findings
+//! the contract's millisecond names imply.
+
+use std::collections::BTreeSet;
+
+use gym_metrics_api::{Recorder, Role};
+use gym_metrics_prom::PrometheusBuilder;
+use gym_testkit::{promtool_check_metrics, require, Tool};
+
+#[test]
+fn only_the_millisecond_name_findings() {
+    if require(Tool::Promtool).is_none() {
+        return;
+    }
+    let (recorder, handle) = PrometheusBuilder::new()
+        .role(Role::orchestrator())
+        .build()
+        .unwrap();
+    recorder.record_rollout_duration(120.0);
+    recorder.record_verify(40.0, true);
+    recorder.record_verify(8000.0, false);
+    recorder.record_active_servers(4);
+    let exposition = handle.render();
+    assert!(exposition.contains("gym_servers_active{"), "{exposition}");
+
+    let findings: BTreeSet<String> = promtool_check_metrics(&exposition)
+        .unwrap()
+        .into_iter()
+        .collect();
+    let mut expected = BTreeSet::new();
+    for name in [
+        "gym_rollout_duration_ms_milliseconds",
+        "gym_verify_duration_ms_milliseconds",
+    ] {
+        expected.insert(format!(
+            "{name} metric names should not contain abbreviated units"
+        ));
+        expected.insert(format!(
+            "{name} use base unit \"seconds\" instead of \"milliseconds\""
+        ));
+    }
+    assert_eq!(findings, expected);
+}

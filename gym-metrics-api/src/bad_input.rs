@@ -64,7 +64,13 @@ mod tests {
 
     #[test]
     fn accepts_only_finite_non_negative() {
-        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.0, -f64::MIN_POSITIVE] {
+        for bad in [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -1.0,
+            -f64::MIN_POSITIVE,
+        ] {
             assert_eq!(accept(bad, "test"), None, "{bad}");
         }
         for good in [0.0, -0.0, f64::MIN_POSITIVE, 5e-324, 1.5, f64::MAX] {

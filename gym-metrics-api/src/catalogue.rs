@@ -162,8 +162,21 @@ pub const EXPORTED: [Instrument; 6] = [
 /// assert_eq!((b[0], b[b.len() - 1]), (100.0, 3_600_000.0));
 /// ```
 pub const DEFAULT_DURATION_BOUNDARIES_MS: [f64; 15] = [
-    100.0, 250.0, 500.0, 1_000.0, 2_500.0, 5_000.0, 10_000.0, 30_000.0, 60_000.0, 120_000.0,
-    300_000.0, 600_000.0, 1_200_000.0, 1_800_000.0, 3_600_000.0,
+    100.0,
+    250.0,
+    500.0,
+    1_000.0,
+    2_500.0,
+    5_000.0,
+    10_000.0,
+    30_000.0,
+    60_000.0,
+    120_000.0,
+    300_000.0,
+    600_000.0,
+    1_200_000.0,
+    1_800_000.0,
+    3_600_000.0,
 ];
 
 #[cfg(test)]
@@ -188,7 +201,12 @@ mod tests {
     #[test]
     fn only_histograms_have_a_unit() {
         for i in EXPORTED {
-            assert_eq!(i.unit.is_some(), i.kind == InstrumentKind::Histogram, "{}", i.name);
+            assert_eq!(
+                i.unit.is_some(),
+                i.kind == InstrumentKind::Histogram,
+                "{}",
+                i.name
+            );
         }
     }
 }

@@ -13,7 +13,9 @@ fn orchestrator_sets_the_fleet_size() {
     let (counts, forward) = CountingRecorder::leaked(Role::orchestrator());
     let installation = install(forward).unwrap();
     assert!(gym_metrics_api::enabled());
-    let fleet = installation.fleet_size().expect("orchestrator gets the capability");
+    let fleet = installation
+        .fleet_size()
+        .expect("orchestrator gets the capability");
     fleet.set(4);
     assert_eq!(gym_metrics_api::record_active_servers(3), Ok(()));
     fleet.set(0);
@@ -30,4 +32,3 @@ fn orchestrator_sets_the_fleet_size() {
     assert_eq!(rollouts.len(), 2);
     assert!(rollouts[1] >= 20.0, "{rollouts:?}");
 }
-

@@ -37,7 +37,10 @@ fn server_is_refused_and_nothing_is_recorded() {
     let err = gym_metrics_api::record_active_servers(5).unwrap_err();
     assert_eq!(err, RoleError { role: role.clone() });
     let msg = err.to_string();
-    assert!(msg.contains("math-verifier-0") && msg.contains("orchestrator"), "{msg}");
+    assert!(
+        msg.contains("math-verifier-0") && msg.contains("orchestrator"),
+        "{msg}"
+    );
     assert!(gym_metrics_api::record_active_servers(6).is_err());
     assert!(counts.active_servers.lock().unwrap().is_empty());
     assert_eq!(WARNINGS.load(Ordering::SeqCst), 1, "logged once");

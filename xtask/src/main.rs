@@ -7,6 +7,7 @@
 //! - `dist`: release builds, one per backend.
 
 mod ci;
+mod dist;
 mod step;
 mod tools;
 
@@ -21,6 +22,7 @@ fn main() -> ExitCode {
     let result = match command.as_str() {
         "ci" => ci::run(rest),
         "tools" => tools::run(rest),
+        "dist" => dist::run(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())

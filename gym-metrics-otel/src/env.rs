@@ -87,6 +87,11 @@ impl OtelBuilder {
     /// | `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION` | `explicit_bucket_histogram` (default), `base2_exponential_bucket_histogram` |
     /// | `GYM_METRICS_OTEL_SHUTDOWN_TIMEOUT` | shutdown deadline, ms (default 5000) |
     ///
+    /// Every value is also a builder setting, and explicit settings win. One
+    /// caveat: the `opentelemetry-otlp` exporter itself also merges
+    /// `OTEL_EXPORTER_OTLP_[METRICS_]HEADERS` (and reads `_COMPRESSION`)
+    /// from the process environment, whatever `lookup` returns.
+    ///
     /// # Errors
     /// A variable with a bad value, naming the variable and the value.
     ///

@@ -29,6 +29,7 @@ struct Shared {
     answer: Mutex<Option<Answer>>,
     attempts: AtomicUsize,
     accepted: Mutex<Vec<ExportMetricsServiceRequest>>,
+    last_headers: Mutex<Vec<(String, String)>>,
     connections: Mutex<Vec<TcpStream>>,
 }
 
@@ -65,6 +66,11 @@ impl FakeCollector {
     /// Requests answered 200, decoded.
     pub fn accepted(&self) -> Vec<ExportMetricsServiceRequest> {
         self.shared.accepted.lock().unwrap().clone()
+    }
+
+    /// The headers of the latest request, names lower-cased.
+    pub fn last_headers(&self) -> Vec<(String, String)> {
+        self.shared.last_headers.lock().unwrap().clone()
     }
 
     pub fn set_answer(&self, answer: Answer) {
@@ -140,6 +146,7 @@ fn handle(stream: TcpStream, shared: &Shared) {
     let mut reader = BufReader::new(stream);
     loop {
         let mut content_length = 0usize;
+        let mut headers = Vec::new();
         let mut first = true;
         loop {
             let mut line = String::new();
@@ -155,6 +162,7 @@ fn handle(stream: TcpStream, shared: &Shared) {
                 continue;
             }
             if let Some((k, v)) = line.split_once(':') {
+                headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
                 if k.eq_ignore_ascii_case("content-length") {
                     content_length = v.trim().parse().unwrap_or(0);
                 }
@@ -164,6 +172,7 @@ fn handle(stream: TcpStream, shared: &Shared) {
         if reader.read_exact(&mut body).is_err() {
             return;
         }
+        *shared.last_headers.lock().unwrap() = headers;
         shared.attempts.fetch_add(1, Ordering::SeqCst);
         let answer = shared.answer.lock().unwrap().unwrap_or(Answer::Ok);
         let response: &[u8] = match answer {

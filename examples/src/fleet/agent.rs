@@ -21,6 +21,8 @@ use crate::backend;
 
 /// How long one `/verify` call may wait for its answer.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a server that did not answer is left alone before it is tried again.
+const BACKOFF: Duration = Duration::from_secs(2);
 
 /// What the rollout workers of one agent share.
 struct Shared {
@@ -29,6 +31,8 @@ struct Shared {
     next_task: AtomicU64,
     stopping: AtomicBool,
     tally: Arc<LocalTally>,
+    /// Per target: until when it is skipped because it did not answer.
+    skip_until: Mutex<Vec<Option<Instant>>>,
 }
 
 /// Runs one agent until asked to stop, then lets in-flight rollouts finish
@@ -59,6 +63,7 @@ pub async fn run(cfg: AgentConfig) -> Result<(), Box<dyn Error>> {
         next_task: AtomicU64::new(0),
         stopping: AtomicBool::new(false),
         tally: Arc::clone(&tally),
+        skip_until: Mutex::new(vec![None; cfg.targets.len()]),
         cfg,
     });
     let mut workers = JoinSet::new();
@@ -113,7 +118,7 @@ async fn rollout(shared: &Shared) {
         )
     };
     tokio::time::sleep(generation).await;
-    let target = pick_target(&shared.cfg.targets, task_id);
+    let (index, target) = shared.pick_target(task_id);
     let task = Task {
         task_id,
         answer: answer.to_string(),
@@ -126,8 +131,11 @@ async fn rollout(shared: &Shared) {
         Err(e) => {
             let answered = matches!(e, CallError::NoVerdict(_));
             shared.tally.record_call(answered);
-            if !answered {
-                eprintln!("{}: /verify on {target}: {e}", shared.cfg.name);
+            if !answered && shared.back_off(index) {
+                eprintln!(
+                    "{}: /verify on {target}: {e}; leaving it alone for {BACKOFF:?}",
+                    shared.cfg.name
+                );
             }
             false
         }
@@ -135,7 +143,41 @@ async fn rollout(shared: &Shared) {
     shared.tally.record(started.elapsed(), passed);
 }
 
-/// Spreads rollouts over the servers in turn.
-fn pick_target(targets: &[SocketAddr], task_id: u64) -> SocketAddr {
-    targets[(task_id % targets.len() as u64) as usize]
+impl Shared {
+    /// Spreads rollouts over the servers in turn, skipping those that lately
+    /// did not answer (unless none is left).
+    fn pick_target(&self, task_id: u64) -> (usize, SocketAddr) {
+        let targets = &self.cfg.targets;
+        let now = Instant::now();
+        let skip = self
+            .skip_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let first = (task_id % targets.len() as u64) as usize;
+        let index = (0..targets.len())
+            .map(|k| (first + k) % targets.len())
+            .find(|&i| {
+                skip.get(i)
+                    .copied()
+                    .flatten()
+                    .is_none_or(|until| until <= now)
+            })
+            .unwrap_or(first);
+        (index, targets[index])
+    }
+
+    /// Leaves target `index` alone for a while; true when it was not already.
+    fn back_off(&self, index: usize) -> bool {
+        let now = Instant::now();
+        let mut skip = self
+            .skip_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let Some(slot) = skip.get_mut(index) else {
+            return false;
+        };
+        let fresh = slot.is_none_or(|until| until <= now);
+        *slot = Some(now + BACKOFF);
+        fresh
+    }
 }

@@ -66,6 +66,19 @@ impl View {
                 lines.push(total_row(roster, kind));
             }
         }
+        let read_back = roster
+            .members
+            .iter()
+            .filter(|m| m.tally.from_metrics)
+            .count();
+        lines.push(if read_back > 0 {
+            format!(
+                "p50/p95 read back from each process's own /metrics ({read_back}/{} processes)",
+                roster.members.len()
+            )
+        } else {
+            "p50/p95 from each process's own tally on the catalogue's buckets (this backend keeps no local metrics)".into()
+        });
         let mut out = std::io::stdout().lock();
         self.erase(&mut out);
         if !self.terminal {

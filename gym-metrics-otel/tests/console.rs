@@ -223,3 +223,15 @@ fn delta_temporality_when_asked() {
         "only the value since the flush"
     );
 }
+
+#[test]
+fn dropping_the_guard_exports_the_final_values() {
+    let buf = SharedBuf::default();
+    let (recorder, guard) = console(Role::orchestrator(), &buf).build().unwrap();
+    record_reference_sequence(&recorder);
+    drop(guard);
+    let docs = documents(&buf);
+    assert_eq!(docs.len(), 1);
+    let p = point(&docs[0], catalogue::VERIFY_DURATION.name, "histogram");
+    assert_eq!(u64_of(&p["count"]), 4);
+}

@@ -1,5 +1,8 @@
 //! A collector that accepts connections and never answers: shutdown (and
-//! dropping the guard) still return within the deadline.
+//! dropping the guard) still return within the deadline, and recording is
+//! not slowed by the hung export.
+
+mod support;
 
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
@@ -7,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use gym_metrics_api::{Recorder, Role};
 use gym_metrics_otel::{OtelBuilder, OtlpProtocol, ShutdownError};
+use support::record_cost_ns;
 
 /// Accepts every connection and keeps it open, reading nothing back.
 fn black_hole() -> (String, Arc<Mutex<Vec<TcpStream>>>) {
@@ -45,9 +49,17 @@ fn pipeline(
 fn shutdown_is_bounded(protocol: OtlpProtocol) {
     let (base, held) = black_hole();
     let (recorder, guard) = pipeline(protocol, &base);
-    recorder.record_verify(40.0, true);
+    let before = record_cost_ns(&recorder, 5, 2_000);
     // Let a periodic export get stuck on the black hole first.
     std::thread::sleep(Duration::from_millis(400));
+    let stuck = record_cost_ns(&recorder, 5, 2_000);
+    eprintln!(
+        "{protocol:?}: record cost {before:.0} ns before, {stuck:.0} ns while an export hangs"
+    );
+    assert!(
+        stuck < before * 3.0 + 2_000.0,
+        "recording slowed by a hung export: {before} -> {stuck} ns"
+    );
     let start = Instant::now();
     let result = guard.shutdown();
     let took = start.elapsed();
@@ -81,4 +93,26 @@ fn dropping_the_guard_is_bounded_too() {
     let took = start.elapsed();
     eprintln!("drop against a black hole took {took:?}");
     assert!(took < DEADLINE + Duration::from_millis(300), "{took:?}");
+}
+
+#[test]
+fn the_default_deadline_is_five_seconds() {
+    let (base, _held) = black_hole();
+    let (recorder, guard) = OtelBuilder::new()
+        .endpoint(format!("{base}/v1/metrics"))
+        .export_interval(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    recorder.record_rollout_duration(120.0);
+    std::thread::sleep(Duration::from_millis(400));
+    let start = Instant::now();
+    let result = guard.shutdown();
+    let took = start.elapsed();
+    eprintln!("default settings: shutdown against a black hole took {took:?}: {result:?}");
+    let five = Duration::from_secs(5);
+    assert_eq!(result, Err(ShutdownError::TimedOut { deadline: five }));
+    assert!(
+        took >= five && took < five + Duration::from_millis(300),
+        "{took:?}"
+    );
 }

@@ -189,7 +189,7 @@ impl OtelBuilder {
         for (k, v) in &self.headers {
             let invalid = || {
                 ConfigError::invalid(
-                    "OTEL_EXPORTER_OTLP_HEADERS",
+                    "headers (OTEL_EXPORTER_OTLP_[METRICS_]HEADERS)",
                     format!("{k}={v}"),
                     "header names of letters, digits and dashes, and values of visible ASCII",
                 )

@@ -1,0 +1,32 @@
+//! Invalid settings are start-up errors that name the setting.
+
+use std::time::Duration;
+
+use gym_metrics_otel::{BuildError, OtelBuilder, OtlpProtocol};
+
+fn config_error(builder: OtelBuilder) -> String {
+    match builder.build() {
+        Err(BuildError::Config(e)) => e.to_string(),
+        Err(other) => panic!("expected a configuration error, got {other}"),
+        Ok(_) => panic!("expected a configuration error, got a running pipeline"),
+    }
+}
+
+#[test]
+fn bad_settings_name_themselves() {
+    let e = config_error(OtelBuilder::new().export_interval(Duration::ZERO));
+    assert!(e.contains("export_interval"), "{e}");
+    let e = config_error(OtelBuilder::new().endpoint("https://collector:4318/v1/metrics"));
+    assert!(e.contains("endpoint") && e.contains("TLS"), "{e}");
+    let e = config_error(
+        OtelBuilder::new()
+            .protocol(OtlpProtocol::Grpc)
+            .endpoint("collector:4317"),
+    );
+    assert!(
+        e.contains("endpoint") && e.contains("collector:4317"),
+        "{e}"
+    );
+    let e = config_error(OtelBuilder::new().headers([("bad header", "v")]));
+    assert!(e.contains("HEADERS") && e.contains("bad header"), "{e}");
+}

@@ -1,157 +1,110 @@
 //! End to end: the real `gym-fleet` binary, 3 servers and 1 agent, scraped by a
-//! real Prometheus (`prom`) or pushing OTLP to a real VictoriaMetrics (`otel`).
-//! Skipped loudly when the tools are not provisioned (`cargo xtask tools`),
-//! failed when they are required (CI).
+//! real Prometheus (`prom`) or pushing OTLP to a real VictoriaMetrics (`otel`),
+//! with the same scenarios (`support/scenarios.rs`). Skipped loudly when the
+//! tools are not provisioned (`cargo xtask tools`), failed when they are
+//! required (CI).
 #![cfg(not(feature = "noop"))]
 
 mod support;
 
 #[cfg(feature = "prom")]
 mod prom {
-    use std::time::{Duration, Instant};
+    use std::net::TcpListener;
+    use std::time::Duration;
 
     use gym_testkit::{require, Prometheus, Tool};
 
-    use super::support::{fast_fleet_args, fleet_summary, free_port_block, send_signal, Fleet};
+    use super::support::scenarios::{self, Wiring};
 
-    const PASS_RATIO: f64 = 0.7;
-    const TOLERANCE: f64 = 0.07;
     const PROCESSES: u16 = 5; // orchestrator, 3 servers, 1 agent
 
-    /// A Prometheus scraping every second the block of `/metrics` ports at `base`.
-    fn prometheus_for(base: u16) -> Prometheus {
+    /// `base` such that `base..base + n` are all free loopback ports right now.
+    fn free_port_block(n: u16) -> u16 {
+        for _ in 0..100 {
+            let base = gym_testkit::free_port();
+            if u32::from(base) + u32::from(n) < 65_000
+                && (base..base + n).all(|p| TcpListener::bind(("127.0.0.1", p)).is_ok())
+            {
+                return base;
+            }
+        }
+        panic!("no block of {n} free consecutive loopback ports");
+    }
+
+    /// A Prometheus scraping every second the fleet's `/metrics` ports, and the
+    /// flags that put the fleet there.
+    fn run(scenario: fn(&Wiring)) {
+        if require(Tool::Prometheus).is_none() {
+            return;
+        }
+        let base = free_port_block(PROCESSES);
         let targets: Vec<String> = (base..base + PROCESSES)
             .map(|p| format!("127.0.0.1:{p}"))
             .collect();
-        Prometheus::start(&targets, Duration::from_secs(1)).expect("prometheus starts")
-    }
-
-    fn one_series_equal_to(value: f64) -> impl Fn(&[gym_testkit::Sample]) -> bool {
-        move |s| s.len() == 1 && s[0].value == value
-    }
-
-    /// Sum over every process of the last value of `metric`.
-    fn last_sum(prometheus: &Prometheus, metric: &str) -> f64 {
-        let q = format!("sum(max_over_time({metric}[2m]))");
-        let samples = prometheus.query(&q).expect("query");
-        assert_eq!(samples.len(), 1, "{q}: {samples:?}");
-        samples[0].value
+        let prometheus =
+            Prometheus::start(&targets, Duration::from_secs(1)).expect("prometheus starts");
+        scenario(&Wiring {
+            store: &prometheus,
+            args: vec!["--metrics-port".into(), base.to_string()],
+            env: vec![],
+            // The orchestrator serves the first port of the block.
+            from_orchestrator: Box::new(move |s| {
+                s.labels.get("instance") == Some(&format!("127.0.0.1:{base}"))
+            }),
+        });
     }
 
     #[test]
     fn a_ten_second_fleet_is_counted_exactly_by_prometheus() {
-        if require(Tool::Prometheus).is_none() {
-            return;
-        }
-        let base = free_port_block(PROCESSES);
-        let prometheus = prometheus_for(base);
-        let mut args = fast_fleet_args(3, 1, PASS_RATIO);
-        args.extend(
-            [
-                "--duration",
-                "10",
-                "--linger",
-                "2",
-                "--metrics-port",
-                &base.to_string(),
-            ]
-            .map(String::from),
-        );
-        let mut fleet = Fleet::start(&args, &[]);
-
-        let active = prometheus
-            .wait_for(
-                "gym_servers_active",
-                Duration::from_secs(10),
-                one_series_equal_to(3.0),
-            )
-            .unwrap_or_else(|e| panic!("{e}\n{}", fleet.output()));
-        assert_eq!(
-            active[0].labels["instance"],
-            format!("127.0.0.1:{base}"),
-            "written by the orchestrator"
-        );
-
-        let (status, output) = fleet.wait(Duration::from_secs(30));
-        assert!(status.success(), "{status}\n{output}");
-        let summary = fleet_summary(&output);
-        assert_eq!(summary["crashed"], 0.0, "{output}");
-        assert_eq!(summary["verify_unanswered"], 0.0, "{output}");
-
-        let series = prometheus
-            .query("count(count_over_time(gym_servers_active[2m]))")
-            .expect("query");
-        assert_eq!(
-            series[0].value, 1.0,
-            "one gym_servers_active series in the whole fleet"
-        );
-
-        let completed = last_sum(&prometheus, "gym_verify_completed_total");
-        assert_eq!(
-            completed, summary["verify_calls"],
-            "verifications the servers counted vs /verify calls the agent reported\n{output}"
-        );
-        let rollouts = last_sum(&prometheus, "gym_rollout_duration_ms_milliseconds_count");
-        assert!(rollouts > 0.0, "{output}");
-        assert_eq!(rollouts, summary["rollouts"], "{output}");
-
-        let succeeded = last_sum(&prometheus, "gym_verify_succeeded_total");
-        let rate = succeeded / completed;
-        assert!(
-            (rate - PASS_RATIO).abs() < TOLERANCE,
-            "success rate {rate:.3} ({succeeded}/{completed}) vs configured {PASS_RATIO}"
-        );
-        eprintln!(
-            "fleet: {rollouts} rollouts in 10 s ({:.1}/s), {completed} verifications, success {rate:.3} vs {PASS_RATIO}",
-            rollouts / 10.0
-        );
+        run(scenarios::ten_second_fleet_is_counted_exactly);
     }
 
     #[test]
     fn a_killed_server_drops_the_fleet_size_within_three_seconds() {
-        if require(Tool::Prometheus).is_none() {
+        run(scenarios::killed_server_drops_the_fleet_size);
+    }
+}
+
+#[cfg(all(feature = "otel", not(feature = "prom")))]
+mod otel {
+    use gym_testkit::{require, Tool, VictoriaMetrics};
+
+    use super::support::scenarios::{self, Wiring};
+
+    /// A VictoriaMetrics receiving every process's OTLP/HTTP pushes twice a second.
+    fn run(scenario: fn(&Wiring)) {
+        if require(Tool::VictoriaMetrics).is_none() {
             return;
         }
-        let base = free_port_block(PROCESSES);
-        let prometheus = prometheus_for(base);
-        let mut args = fast_fleet_args(3, 1, PASS_RATIO);
-        args.extend(["--duration", "60", "--metrics-port", &base.to_string()].map(String::from));
-        let mut fleet = Fleet::start(&args, &[]);
+        let vm = VictoriaMetrics::start().expect("victoria-metrics starts");
+        scenario(&Wiring {
+            store: &vm,
+            args: vec![],
+            env: vec![
+                (
+                    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+                    vm.otlp_http_metrics_endpoint(),
+                ),
+                (
+                    "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+                    "http/protobuf".into(),
+                ),
+                ("OTEL_METRIC_EXPORT_INTERVAL", "500".into()),
+                ("OTEL_SERVICE_NAME", "gym".into()),
+            ],
+            from_orchestrator: Box::new(|s| {
+                s.labels.get("service_name").map(String::as_str) == Some("gym/orchestrator")
+            }),
+        });
+    }
 
-        prometheus
-            .wait_for(
-                "gym_servers_active",
-                Duration::from_secs(10),
-                one_series_equal_to(3.0),
-            )
-            .unwrap_or_else(|e| panic!("{e}\n{}", fleet.output()));
-        let victim = fleet.pid_of("resources-1");
-        send_signal(victim, "KILL");
-        let killed_at = Instant::now();
-        prometheus
-            .wait_for(
-                "gym_servers_active",
-                Duration::from_secs(3),
-                one_series_equal_to(2.0),
-            )
-            .unwrap_or_else(|e| panic!("{e}\n{}", fleet.output()));
-        eprintln!("gym_servers_active read 2 after {:?}", killed_at.elapsed());
-        fleet
-            .wait_line(Duration::from_secs(2), |l| {
-                l.contains(&format!(
-                    "resources-1 (pid {victim}) died unexpectedly: killed by SIGKILL"
-                ))
-            })
-            .unwrap_or_else(|| panic!("crash not reported:\n{}", fleet.output()));
+    #[test]
+    fn a_ten_second_fleet_is_counted_exactly_by_victoria_metrics() {
+        run(scenarios::ten_second_fleet_is_counted_exactly);
+    }
 
-        send_signal(fleet.pid(), "TERM");
-        let (status, output) = fleet.wait(Duration::from_secs(15));
-        assert!(
-            status.success(),
-            "SIGTERM must end the fleet cleanly: {status}\n{output}"
-        );
-        let summary = fleet_summary(&output);
-        assert_eq!(summary["crashed"], 1.0, "{output}");
-        assert!(summary["rollouts"] > 0.0, "{output}");
+    #[test]
+    fn a_killed_server_drops_the_fleet_size_within_three_seconds() {
+        run(scenarios::killed_server_drops_the_fleet_size);
     }
 }

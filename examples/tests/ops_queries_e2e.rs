@@ -439,13 +439,57 @@ fn check_everything(base: &str, topo: &Topology) -> Result<String, Vec<String>> 
     let at = now() - 1.0;
     let mut problems = Vec::new();
     let mut report = Vec::new();
-    check_rules(base, at, topo, &mut problems, &mut report);
-    check_dashboard(base, at, &mut problems, &mut report);
+    let known = match known_names(base) {
+        Ok(k) => k,
+        Err(e) => return Err(vec![e]),
+    };
+    check_rules(base, at, topo, &known, &mut problems, &mut report);
+    check_dashboard(base, at, &known, &mut problems, &mut report);
     if problems.is_empty() {
         Ok(report.join("\n"))
     } else {
         Err(problems)
     }
+}
+
+/// Every metric name and label name Prometheus holds now.
+fn known_names(base: &str) -> Result<BTreeSet<String>, String> {
+    let mut known = BTreeSet::new();
+    for url in [
+        format!("{base}/api/v1/label/__name__/values"),
+        format!("{base}/api/v1/labels"),
+    ] {
+        let json = get_json(&url)?;
+        known.extend(
+            json["data"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_string)),
+        );
+    }
+    Ok(known)
+}
+
+/// Names in `expr` that look like ours (`gym_` somewhere in them, or `target_info`) but
+/// are neither a metric nor a label Prometheus holds: a typo in a branch that happens to
+/// return nothing (such as the all-fail fallback `or ... * 0`) would pass unseen otherwise.
+fn unknown_names(expr: &str, known: &BTreeSet<String>) -> Vec<String> {
+    // Blank out quoted strings (label values).
+    let mut unquoted = String::new();
+    let mut rest = expr;
+    while let Some(i) = rest.find('"') {
+        unquoted.push_str(&rest[..i]);
+        unquoted.push(' ');
+        rest = &rest[i + 1..];
+        rest = rest.find('"').map_or("", |j| &rest[j + 1..]);
+    }
+    unquoted.push_str(rest);
+    unquoted
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+        .filter(|t| (t.contains("gym_") || *t == "target_info") && !known.contains(*t))
+        .map(str::to_string)
+        .collect()
 }
 
 // --------------------------------------------------------------------------------------------
@@ -455,6 +499,7 @@ fn check_rules(
     base: &str,
     at: f64,
     topo: &Topology,
+    known: &BTreeSet<String>,
     problems: &mut Vec<String>,
     report: &mut Vec<String>,
 ) {
@@ -502,6 +547,11 @@ fn check_rules(
             }
         };
         let before = problems.len();
+        for unknown in unknown_names(expr, known) {
+            problems.push(format!(
+                "{name}: reads {unknown:?}, which Prometheus does not hold"
+            ));
+        }
         if rule["type"] == "recording" {
             check_recording(base, at, rule, &result, topo, problems);
         } else {
@@ -790,7 +840,13 @@ fn legend_labels(format: &str) -> Vec<String> {
         .collect()
 }
 
-fn check_dashboard(base: &str, at: f64, problems: &mut Vec<String>, report: &mut Vec<String>) {
+fn check_dashboard(
+    base: &str,
+    at: f64,
+    known: &BTreeSet<String>,
+    problems: &mut Vec<String>,
+    report: &mut Vec<String>,
+) {
     let path = deploy_dir().join("grafana").join("gym-fleet.json");
     let dash: Value = match serde_json::from_str(&read(&path)) {
         Ok(v) => v,
@@ -904,6 +960,11 @@ fn check_dashboard(base: &str, at: f64, problems: &mut Vec<String>, report: &mut
                     continue;
                 }
             };
+            for unknown in unknown_names(&expr, known) {
+                problems.push(format!(
+                    "{what}: reads {unknown:?}, which Prometheus does not hold"
+                ));
+            }
             let is_http = raw.contains("http_server_request_duration");
             if is_http && !http_exported {
                 if !result.is_empty() {
@@ -977,6 +1038,18 @@ fn threshold_expressions_split() {
         Some("==")
     );
     assert_eq!(split_threshold("a or absent(b)"), None);
+    let known = set(&[
+        "gym_verify_completed_total",
+        "gym_server_name",
+        "target_info",
+    ]);
+    assert_eq!(
+        unknown_names(
+            "sum(gym_verify_completed_totl{a=\"gym_x\"}) * on (job) group_left (gym_server_name) target_info",
+            &known
+        ),
+        ["gym_verify_completed_totl"]
+    );
     assert_eq!(
         legend_labels("{{gym_server_name}} {{ instance }} p95"),
         ["gym_server_name", "instance"]

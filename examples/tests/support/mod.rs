@@ -1,25 +1,13 @@
 //! Running the real `gym-fleet` binary from a test: its output, its process
-//! ids, signals, and the `fleet:` summary line.
+//! ids, signals, and the `fleet:` summary line; the scenarios both backends pass.
+
+pub mod scenarios;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// `base` such that `base..base + n` are all free loopback ports right now.
-pub fn free_port_block(n: u16) -> u16 {
-    for _ in 0..100 {
-        let base = gym_testkit::free_port();
-        if u32::from(base) + u32::from(n) < 65_000
-            && (base..base + n).all(|p| TcpListener::bind(("127.0.0.1", p)).is_ok())
-        {
-            return base;
-        }
-    }
-    panic!("no block of {n} free consecutive loopback ports");
-}
 
 /// A running `gym-fleet` orchestrator whose output is collected line by line.
 pub struct Fleet {

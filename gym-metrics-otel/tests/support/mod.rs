@@ -4,6 +4,7 @@
 
 pub mod counting_logger;
 pub mod fake_collector;
+pub mod tcp_proxy;
 pub mod victoria;
 
 use std::io::Write;

@@ -59,11 +59,11 @@ pub async fn run(cfg: FleetConfig) -> Result<(), Box<dyn Error>> {
     let guard = backend::install(Role::orchestrator(), loopback(cfg.metrics_port))?;
     let (tx, rx) = mpsc::unbounded_channel();
     let header = format!(
-        "gym-fleet | backend {} | seed {} | {} servers, {} agents | pass ratio {}",
+        "gym-fleet | backend {} | seed {} | {} | {} | pass ratio {}",
         backend::NAME,
         cfg.simulation.seed,
-        cfg.servers,
-        cfg.agents,
+        count(cfg.servers, "server"),
+        count(cfg.agents, "agent"),
         cfg.simulation.pass_ratio
     );
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -121,14 +121,39 @@ impl Orchestrator {
                     .roster
                     .of(Kind::Server)
                     .filter(|m| m.health != Health::Running)
-                    .map(|m| format!("{} ({:?})", m.name, m.health))
+                    .map(|m| match &m.health {
+                        Health::Crashed(how) => format!("{} ({how})", m.name),
+                        _ => format!("{} (not ready within {STARTUP_BOUND:?})", m.name),
+                    })
                     .collect();
-                self.kill_all();
-                return Err(format!("servers did not start: {}", failed.join(", ")).into());
+                self.stop("a server did not start").await;
+                let hint = if backend::SERVES_METRICS {
+                    format!(
+                        "; the fleet serves /metrics on ports {}..={}: if one is taken, pick another base with --metrics-port",
+                        self.cfg.metrics_port,
+                        self.cfg.child_metrics_port(self.cfg.servers + self.cfg.agents - 1)
+                    )
+                } else {
+                    String::new()
+                };
+                return Err(format!(
+                    "servers did not start: {} (see their messages above){hint}",
+                    failed.join(", ")
+                )
+                .into());
             }
         }
         for i in 0..self.cfg.agents {
             self.launch(Kind::Agent, i)?;
+        }
+        if let Wake::Signal(why) = self
+            .pump_until(Some(Instant::now() + STARTUP_BOUND), |r| {
+                r.of(Kind::Agent).all(|m| m.health != Health::Starting)
+            })
+            .await
+        {
+            self.stop(why).await;
+            return Ok(());
         }
         self.announce_processes();
         let deadline = self.cfg.duration.map(|d| self.started + d);
@@ -182,6 +207,7 @@ impl Orchestrator {
             })
             .await;
         self.draw();
+        self.view.keep();
     }
 
     /// Keeps the orchestrator's own `/metrics` up a little, so a scraper reads
@@ -240,6 +266,10 @@ impl Orchestrator {
         own: Option<std::net::SocketAddr>,
     ) -> Result<(), Box<dyn Error>> {
         if !backend::SERVES_METRICS {
+            self.view.message(match backend::NAME {
+                "otel" => "every process pushes OTLP where the standard OTEL_EXPORTER_OTLP_* variables say (default http://localhost:4318)",
+                _ => "this build records nothing (noop backend): the fleet runs the same, the view reads each process's own tally",
+            });
             if let Some(path) = &self.cfg.prometheus_config {
                 return Err(format!(
                     "--prometheus-config {}: this gym-fleet is built with the {} backend, which serves no /metrics (build with the default `prom` feature)",
@@ -420,6 +450,15 @@ impl Orchestrator {
             m.ask_to_stop();
             m.kill();
         });
+    }
+}
+
+/// `1 agent`, `3 servers`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
 

@@ -66,18 +66,10 @@ impl View {
                 lines.push(total_row(roster, kind));
             }
         }
-        let read_back = roster
-            .members
-            .iter()
-            .filter(|m| m.tally.from_metrics)
-            .count();
-        lines.push(if read_back > 0 {
-            format!(
-                "p50/p95 read back from each process's own /metrics ({read_back}/{} processes)",
-                roster.members.len()
-            )
+        lines.push(if crate::backend::SERVES_METRICS {
+            "p50/p95 read back from each process's own /metrics (histogram buckets)".into()
         } else {
-            "p50/p95 from each process's own tally on the catalogue's buckets (this backend keeps no local metrics)".into()
+            "p50/p95 from each process's own tally on the catalogue's buckets (this backend keeps nothing to read back)".into()
         });
         let mut out = std::io::stdout().lock();
         self.erase(&mut out);
@@ -91,6 +83,11 @@ impl View {
         if self.terminal {
             self.drawn_lines = lines.len();
         }
+    }
+
+    /// Leaves the table drawn last on the screen: what follows goes below it.
+    pub fn keep(&mut self) {
+        self.drawn_lines = 0;
     }
 
     fn erase(&mut self, out: &mut impl Write) {

@@ -1,6 +1,7 @@
-//! e2e: a real Prometheus on loopback scrapes our endpoint every second, and
-//! its query API returns exactly what the orchestrator recorded. (Global
-//! state: its own test binary.)
+//! e2e: a real Prometheus on loopback scrapes our endpoint every second (in
+//! OpenMetrics only, so that path is the one proven here; the server-role test
+//! scrapes the 0.0.4 text), and its query API returns exactly what the
+//! orchestrator recorded. (Global state: its own test binary.)
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -72,8 +73,12 @@ fn prometheus_sees_what_the_orchestrator_recorded() {
     }
     guard.fleet_size().expect("orchestrator").set(4);
 
-    let prometheus =
-        Prometheus::start(&[guard.local_addr().to_string()], Duration::from_secs(1)).unwrap();
+    let config = format!(
+        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  scrape_protocols: [OpenMetricsText1.0.0]\n\
+         scrape_configs:\n  - job_name: gym\n    static_configs:\n      - targets: ['{}']\n",
+        guard.local_addr()
+    );
+    let prometheus = Prometheus::start_with_config(&config).unwrap();
     prometheus
         .wait_for("gym_verify_completed_total", WAIT, |s| s.len() == 1)
         .unwrap_or_else(|e| panic!("{e}\n{}", prometheus.log_tail()));

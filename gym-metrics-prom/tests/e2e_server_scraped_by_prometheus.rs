@@ -1,6 +1,6 @@
 //! e2e: a server-role process's scrape carries no `gym_servers_active`
-//! series at all, even when server code tries to write it. (Global state:
-//! its own test binary.)
+//! series at all, even when server code tries to write it. Prometheus scrapes
+//! the 0.0.4 text only here. (Global state: its own test binary.)
 
 use std::time::Duration;
 
@@ -23,8 +23,12 @@ fn a_server_exports_no_fleet_size() {
     assert!(refused.to_string().contains("math-verifier-0"), "{refused}");
     gym_metrics_api::record_verify(Duration::from_millis(250), true);
 
-    let prometheus =
-        Prometheus::start(&[guard.local_addr().to_string()], Duration::from_secs(1)).unwrap();
+    let config = format!(
+        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  scrape_protocols: [PrometheusText0.0.4]\n\
+         scrape_configs:\n  - job_name: gym\n    static_configs:\n      - targets: ['{}']\n",
+        guard.local_addr()
+    );
+    let prometheus = Prometheus::start_with_config(&config).unwrap();
     let completed = prometheus
         .wait_for("gym_verify_completed_total", Duration::from_secs(15), |s| {
             s.len() == 1

@@ -24,6 +24,40 @@
 //! assert!(text.contains("gym_servers_active{otel_scope_name=\"gym-metrics\""));
 //! # Ok::<(), gym_metrics_prom::BuildError>(())
 //! ```
+//!
+//! ## The hot path
+//!
+//! Each recording thread owns a shard (`thread_local::ThreadLocal`) of
+//! 128-byte-aligned `AtomicU64` slots: the sum (as `f64` bits) and one count
+//! per bucket. A record is a thread-id lookup, a branch-free count of the
+//! bounds below the value, and two relaxed load/store pairs: no
+//! read-modify-write, no lock, no cache line shared with another writer. A
+//! scrape sums the shards; `_count` is derived from the buckets, so it always
+//! equals the `+Inf` bucket. Shards of exited threads keep their counts and
+//! are reused by new threads, so memory is bounded by the peak number of live
+//! threads. The verify counters and the success rate come from the API's
+//! [`gym_metrics_api::VerifyTally`], sharded the same way; the rate is
+//! computed at scrape time.
+//!
+//! Why not the `prometheus` crate's own histogram: each observe is three
+//! atomic read-modify-writes on lines every recording thread shares (a
+//! count, a bucket, and a compare-and-swap loop for the sum), which collapses
+//! under contention. Measured single-threaded in the same tight loop here
+//! (`tests/record_timing.rs`), a record costs about as much as its observe
+//! (~9–10 ns on a busy 2-vCPU machine); the floor of ours is the
+//! store-to-load chain on the same slot (~3.7 ns measured for the lookup and
+//! two slot updates alone).
+//!
+//! ## Exposition
+//!
+//! Families appear once their instrument has a value, as with OpenTelemetry's
+//! synchronous instruments: the histograms from their first record, the
+//! success rate and both verify counters from the first verification (the
+//! succeeded counter then reads 0 if it failed), `gym_servers_active` from the
+//! orchestrator's first write and never for a server. `target_info` is always
+//! there. `tests/exposition_matches_opentelemetry.rs` proves the text is byte
+//! for byte what `opentelemetry-prometheus` 0.33 renders for the same
+//! recordings.
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]

@@ -23,8 +23,11 @@ use crate::sharded_histogram::ShardedHistogram;
 const TARGET_INFO_NAME: &str = "target_info";
 const TARGET_INFO_HELP: &str = "Target metadata";
 
-/// A family appears once its instrument has a value, as with OpenTelemetry's
-/// synchronous instruments; `target_info` is always there.
+/// Families appear as the OpenTelemetry backend's instruments produce them:
+/// the histograms and `gym_servers_active` (synchronous instruments) from
+/// their first record, the verify counters (observed from the tally) from the
+/// start, at 0, and the success rate from the first verification (never NaN);
+/// `target_info` is always there.
 pub(crate) struct GymCollector {
     metrics: Arc<GymMetrics>,
     scope_labels: Vec<LabelPair>,
@@ -114,9 +117,9 @@ impl Collector for GymCollector {
         let counts = m.verify_tally.snapshot();
         if let Some(rate) = counts.success_rate() {
             families.push(self.gauge(&VERIFY_SUCCESS_RATE, rate));
-            families.push(self.counter(&VERIFY_COMPLETED, counts.completed));
-            families.push(self.counter(&VERIFY_SUCCEEDED, counts.succeeded));
         }
+        families.push(self.counter(&VERIFY_COMPLETED, counts.completed));
+        families.push(self.counter(&VERIFY_SUCCEEDED, counts.succeeded));
         if m.role.is_orchestrator() {
             if let Some(servers) = m.servers_active.get() {
                 families.push(self.gauge(&SERVERS_ACTIVE, servers as f64));

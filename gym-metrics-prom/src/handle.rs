@@ -42,7 +42,7 @@ impl PrometheusHandle {
     ///
     /// ```
     /// let (_r, handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;
-    /// assert!(handle.render().starts_with("# HELP target_info Target metadata\n"));
+    /// assert!(handle.render().contains("# HELP target_info Target metadata\n"));
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn render(&self) -> String {

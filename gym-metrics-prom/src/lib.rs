@@ -50,14 +50,14 @@
 //!
 //! ## Exposition
 //!
-//! Families appear once their instrument has a value, as with OpenTelemetry's
-//! synchronous instruments: the histograms from their first record, the
-//! success rate and both verify counters from the first verification (the
-//! succeeded counter then reads 0 if it failed), `gym_servers_active` from the
-//! orchestrator's first write and never for a server. `target_info` is always
-//! there. `tests/exposition_matches_opentelemetry.rs` proves the text is byte
-//! for byte what `opentelemetry-prometheus` 0.33 renders for the same
-//! recordings.
+//! Families appear when the OpenTelemetry backend's instruments would show
+//! them: the histograms from their first record, `gym_servers_active` from the
+//! orchestrator's first write (never for a server), the two verify counters
+//! from the start (0 until the first verification: `rate()` works from the
+//! first increment), the success rate from the first verification (never NaN).
+//! `target_info` is always there. `tests/exposition_matches_opentelemetry.rs`
+//! proves the text is byte for byte what `opentelemetry-prometheus` 0.33
+//! renders for the same recordings.
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]

@@ -5,9 +5,10 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use common::exposition::{parse, Family};
-use gym_metrics_api::{catalogue, Boundaries, Recorder, Role};
+use gym_metrics_api::{catalogue, Boundaries, Recorder, Role, VerifyTally};
 use gym_metrics_prom::{PrometheusBuilder, SCOPE_NAME, SCOPE_VERSION};
 use opentelemetry::metrics::MeterProvider;
 use opentelemetry::{InstrumentationScope, KeyValue};
@@ -93,34 +94,42 @@ fn opentelemetry(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
     };
     let rollout = histogram(catalogue::ROLLOUT_DURATION);
     let verify = histogram(catalogue::VERIFY_DURATION);
-    let rate = meter
-        .f64_gauge(catalogue::VERIFY_SUCCESS_RATE.name)
+    // As gym-metrics-otel does: the rate and the counters are observed from a
+    // tally at collection; the fleet size is a synchronous gauge.
+    let tally = Arc::new(VerifyTally::new());
+    let t = Arc::clone(&tally);
+    let _rate = meter
+        .f64_observable_gauge(catalogue::VERIFY_SUCCESS_RATE.name)
         .with_description(catalogue::VERIFY_SUCCESS_RATE.description)
+        .with_callback(move |o| {
+            if let Some(rate) = t.snapshot().success_rate() {
+                o.observe(rate, &[]);
+            }
+        })
         .build();
-    let completed = meter
-        .u64_counter(catalogue::VERIFY_COMPLETED.name)
+    let t = Arc::clone(&tally);
+    let _completed = meter
+        .u64_observable_counter(catalogue::VERIFY_COMPLETED.name)
         .with_description(catalogue::VERIFY_COMPLETED.description)
+        .with_callback(move |o| o.observe(t.snapshot().completed, &[]))
         .build();
-    let succeeded = meter
-        .u64_counter(catalogue::VERIFY_SUCCEEDED.name)
+    let t = Arc::clone(&tally);
+    let _succeeded = meter
+        .u64_observable_counter(catalogue::VERIFY_SUCCEEDED.name)
         .with_description(catalogue::VERIFY_SUCCEEDED.description)
+        .with_callback(move |o| o.observe(t.snapshot().succeeded, &[]))
         .build();
     let servers = meter
         .u64_gauge(catalogue::SERVERS_ACTIVE.name)
         .with_description(catalogue::SERVERS_ACTIVE.description)
         .build();
 
-    let (mut done, mut ok) = (0u64, 0u64);
     for op in ops {
         match *op {
             Op::Rollout(ms) => rollout.record(ms, &[]),
             Op::Verify(ms, success) => {
                 verify.record(ms, &[]);
-                done += 1;
-                ok += u64::from(success);
-                completed.add(1, &[]);
-                succeeded.add(u64::from(success), &[]);
-                rate.record(ok as f64 / done as f64, &[]);
+                tally.record(success);
             }
             Op::Servers(n) if role.is_orchestrator() => servers.record(n, &[]),
             Op::Servers(_) => {}
@@ -221,19 +230,37 @@ fn custom_boundaries_and_values_on_a_bound() {
 }
 
 #[test]
-fn before_any_verification_there_is_no_success_rate() {
+fn before_any_verification_the_counters_read_zero_and_there_is_no_rate() {
     let families = assert_same(
         Role::orchestrator(),
         Boundaries::default(),
         &[Op::Rollout(10.0)],
     );
     assert!(!families.contains_key("gym_verify_success_rate"));
-    assert!(!families.contains_key("gym_verify_completed_total"));
+    assert_eq!(value(&families, "gym_verify_completed_total", &[]), 0.0);
+    assert_eq!(value(&families, "gym_verify_succeeded_total", &[]), 0.0);
     assert!(families.contains_key("gym_rollout_duration_ms_milliseconds"));
+    assert!(!families.contains_key("gym_verify_duration_ms_milliseconds"));
 }
 
 #[test]
-fn nothing_recorded_is_target_info_alone() {
+fn nothing_recorded_is_target_info_and_zero_counters() {
     let families = assert_same(Role::orchestrator(), Boundaries::default(), &[]);
-    assert_eq!(families.keys().collect::<Vec<_>>(), ["target_info"]);
+    assert_eq!(
+        families.keys().collect::<Vec<_>>(),
+        [
+            "gym_verify_completed_total",
+            "gym_verify_succeeded_total",
+            "target_info"
+        ]
+    );
+}
+
+#[test]
+fn all_failed_reads_a_zero_success_rate_and_succeeded_counter() {
+    let ops = [Op::Verify(100.0, false), Op::Verify(300.0, false)];
+    let families = assert_same(Role::server("s-0", "agent"), Boundaries::default(), &ops);
+    assert_eq!(value(&families, "gym_verify_success_rate", &[]), 0.0);
+    assert_eq!(value(&families, "gym_verify_succeeded_total", &[]), 0.0);
+    assert_eq!(value(&families, "gym_verify_completed_total", &[]), 2.0);
 }

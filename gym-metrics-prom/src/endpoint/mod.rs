@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
@@ -97,7 +97,10 @@ async fn serve(
                             let response = respond::respond(&handle, &request);
                             async move { Ok::<_, Infallible>(response) }
                         });
+                        // The timer enables hyper's header-read timeout (30 s), so a
+                        // client that never finishes its request cannot pin a connection.
                         if let Err(e) = http1::Builder::new()
+                            .timer(TokioTimer::new())
                             .serve_connection(TokioIo::new(stream), service)
                             .await
                         {

@@ -47,6 +47,8 @@ struct Orchestrator {
     tick: tokio::time::Interval,
     sigint: Signal,
     sigterm: Signal,
+    /// Set when a second signal made the orchestrator kill every process.
+    forced: bool,
 }
 
 /// Runs a fleet until `--duration` elapses, Ctrl-C or SIGTERM, then stops it
@@ -79,11 +81,18 @@ pub async fn run(cfg: FleetConfig) -> Result<(), Box<dyn Error>> {
         tick,
         sigint: signal(SignalKind::interrupt())?,
         sigterm: signal(SignalKind::terminate())?,
+        forced: false,
         cfg,
     };
     o.view.message(&header);
     o.announce_scrape_targets(guard.metrics_addr())?;
-    let result = o.run_fleet().await;
+    let result = o.run_fleet().await.and_then(|()| {
+        if o.forced {
+            Err("interrupted twice: every process was killed without flushing its metrics".into())
+        } else {
+            Ok(())
+        }
+    });
     o.publish_size(0);
     if result.is_ok() {
         o.linger().await;
@@ -196,6 +205,7 @@ impl Orchestrator {
                 Wake::Signal(_) => {
                     self.view
                         .message("interrupted again: killing every process");
+                    self.forced = true;
                     self.kill_all();
                 }
             }

@@ -161,3 +161,58 @@ impl Roster {
         self.of(kind).any(Member::is_alive)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(kind: Kind, health: Health) -> Member {
+        let mut m = Member::new("m".into(), kind, None);
+        m.health = health;
+        m
+    }
+
+    #[test]
+    fn fleet_size_counts_live_servers_only() {
+        let roster = Roster {
+            members: vec![
+                member(Kind::Server, Health::Starting),
+                member(Kind::Server, Health::Running),
+                member(Kind::Server, Health::Stopping),
+                member(Kind::Server, Health::Crashed("killed by SIGKILL".into())),
+                member(Kind::Server, Health::Exited("stopped".into())),
+                member(Kind::Agent, Health::Running),
+            ],
+        };
+        assert_eq!(roster.live_servers(), 2);
+        assert!(roster.any_alive(Kind::Agent));
+    }
+
+    #[test]
+    fn rate_spans_the_recent_window() {
+        let mut m = member(Kind::Agent, Health::Running);
+        let t0 = Instant::now();
+        let tally = |completed| Tally {
+            completed,
+            ..Tally::default()
+        };
+        m.observe(tally(0), t0);
+        assert_eq!(m.rate(), None);
+        m.observe(tally(10), t0 + Duration::from_secs(2));
+        assert_eq!(m.rate(), Some(5.0));
+        // Older than the window: forgotten.
+        m.observe(tally(40), t0 + Duration::from_secs(8));
+        m.observe(tally(46), t0 + Duration::from_secs(10));
+        assert_eq!(m.rate(), Some(3.0));
+    }
+
+    #[test]
+    fn asking_to_stop_closes_stdin_and_keeps_the_dead_dead() {
+        let mut crashed = member(Kind::Server, Health::Crashed("exit code 1".into()));
+        crashed.ask_to_stop();
+        assert!(matches!(crashed.health, Health::Crashed(_)));
+        let mut running = member(Kind::Server, Health::Running);
+        running.ask_to_stop();
+        assert_eq!(running.health, Health::Stopping);
+    }
+}

@@ -632,11 +632,20 @@ fn check_recording(
     } else {
         &topo.resources
     };
+    // Throughput: every process exports the verify counters (at 0 where nothing is
+    // verified), so a per-server rate may be 0; the busy ones must be exactly the servers
+    // of the kind. Ratios, buckets and quantiles exist only where there are observations.
+    let throughput = name.contains(":gym_rollouts:") || name.contains(":gym_verifications:");
     if want_keys.contains("instance") {
-        let got: BTreeSet<String> = fleet.iter().map(|s| s.labels["instance"].clone()).collect();
+        let got: BTreeSet<String> = fleet
+            .iter()
+            .filter(|s| !throughput || s.value > 0.0)
+            .map(|s| s.labels["instance"].clone())
+            .collect();
         if &got != kind_instances {
             problems.push(format!(
-                "{name}: instances {got:?} in {FLEET_JOB}, want every {} {kind_instances:?}",
+                "{name}: {}instances {got:?} in {FLEET_JOB}, want every {} {kind_instances:?}",
+                if throughput { "busy " } else { "" },
                 if name.contains("rollout") {
                     "agent"
                 } else {
@@ -662,9 +671,12 @@ fn check_recording(
             v != topo.resources.len() as f64
         } else if name.contains("bucket") {
             !(v.is_finite() && v >= 0.0)
-        } else {
+        } else if level == "job" {
             // Throughput of a busy fleet.
             !(v.is_finite() && v > 0.0)
+        } else {
+            // Per server: 0 for a process of the other kind (see above).
+            !(v.is_finite() && v >= 0.0)
         };
         if bad {
             problems.push(format!("{name}: implausible value {v} for {:?}", s.labels));
@@ -998,7 +1010,8 @@ fn check_dashboard(
                 let bad = match unit {
                     "percentunit" => !(0.0..=1.0).contains(&v),
                     "ms" | "s" => !(v.is_finite() && v > 0.0),
-                    "ops" | "reqps" => !(v.is_finite() && v > 0.0),
+                    // A stalled server shows 0; the fleet as a whole must be busy (below).
+                    "ops" | "reqps" => !(v.is_finite() && v >= 0.0),
                     _ => !v.is_finite(),
                 };
                 if bad {
@@ -1007,6 +1020,9 @@ fn check_dashboard(
                         s.labels
                     ));
                 }
+            }
+            if matches!(unit, "ops" | "reqps") && !result.iter().any(|s| s.value > 0.0) {
+                problems.push(format!("{what}: all zero: `{expr}`"));
             }
             if problems.len() == before {
                 report.push(format!(

@@ -8,7 +8,7 @@ use gym_metrics_api::catalogue::{
     ROLLOUT_DURATION, SERVERS_ACTIVE, VERIFY_COMPLETED, VERIFY_DURATION, VERIFY_SUCCEEDED,
     VERIFY_SUCCESS_RATE,
 };
-use gym_metrics_api::Instrument;
+use gym_metrics_api::{Instrument, VerifyCounts};
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::{
     Bucket, Counter, Gauge, Histogram, LabelPair, Metric, MetricFamily, MetricType,
@@ -18,7 +18,7 @@ use crate::gym_metrics::GymMetrics;
 use crate::naming::prometheus_name;
 use crate::resource::Resource;
 use crate::scope::{SCOPE_NAME, SCOPE_VERSION};
-use crate::sharded_histogram::ShardedHistogram;
+use crate::sharded_histogram::{HistogramSnapshot, ShardedHistogram};
 
 const TARGET_INFO_NAME: &str = "target_info";
 const TARGET_INFO_HELP: &str = "Target metadata";
@@ -56,8 +56,8 @@ impl GymCollector {
         &self,
         instrument: &Instrument,
         histogram: &ShardedHistogram,
+        snapshot: &HistogramSnapshot,
     ) -> Option<MetricFamily> {
-        let snapshot = histogram.snapshot();
         let count = snapshot.count();
         if count == 0 {
             return None;
@@ -112,9 +112,16 @@ impl Collector for GymCollector {
     fn collect(&self) -> Vec<MetricFamily> {
         let m = &self.metrics;
         let mut families = vec![self.target_info.clone()];
-        families.extend(self.histogram(&ROLLOUT_DURATION, &m.rollout_duration));
-        families.extend(self.histogram(&VERIFY_DURATION, &m.verify_duration));
-        let counts = m.verify_tally.snapshot();
+        let rollouts = m.rollout_duration.snapshot();
+        families.extend(self.histogram(&ROLLOUT_DURATION, &m.rollout_duration, &rollouts));
+        // One pass over the verify shards gives the histogram, both counters
+        // and the rate, all from the same instant.
+        let verifications = m.verify_duration.snapshot();
+        families.extend(self.histogram(&VERIFY_DURATION, &m.verify_duration, &verifications));
+        let counts = VerifyCounts {
+            completed: verifications.count(),
+            succeeded: verifications.successes,
+        };
         if let Some(rate) = counts.success_rate() {
             families.push(self.gauge(&VERIFY_SUCCESS_RATE, rate));
         }

@@ -1,7 +1,7 @@
 //! Everything one process records: the state shared by the recorder (writer)
 //! and the collector (reader).
 
-use gym_metrics_api::{Boundaries, Role, VerifyTally};
+use gym_metrics_api::{Boundaries, Role};
 
 use crate::fleet_gauge::FleetGauge;
 use crate::sharded_histogram::ShardedHistogram;
@@ -11,8 +11,8 @@ use crate::sharded_histogram::ShardedHistogram;
 pub(crate) struct GymMetrics {
     pub(crate) role: Role,
     pub(crate) rollout_duration: ShardedHistogram,
+    /// Also the verify tally: its count is `completed`, its successes `succeeded`.
     pub(crate) verify_duration: ShardedHistogram,
-    pub(crate) verify_tally: VerifyTally,
     pub(crate) servers_active: FleetGauge,
 }
 
@@ -22,7 +22,6 @@ impl GymMetrics {
             role,
             rollout_duration: ShardedHistogram::new(boundaries.clone()),
             verify_duration: ShardedHistogram::new(boundaries),
-            verify_tally: VerifyTally::new(),
             servers_active: FleetGauge::new(),
         }
     }

@@ -41,8 +41,9 @@ impl Recorder for PrometheusRecorder {
 
     #[inline]
     fn record_verify(&self, duration_ms: f64, succeeded: bool) {
-        self.metrics.verify_duration.record(duration_ms);
-        self.metrics.verify_tally.record(succeeded);
+        self.metrics
+            .verify_duration
+            .record_outcome(duration_ms, succeeded);
     }
 
     #[inline]

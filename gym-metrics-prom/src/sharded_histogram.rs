@@ -1,7 +1,8 @@
 //! A histogram whose hot path touches only memory owned by the recording thread.
 //!
-//! Each recording thread owns a shard: the bucket counts and the sum, laid out
-//! on cache lines of its own. A record is two relaxed load/store pairs (no
+//! Each recording thread owns a shard: the bucket counts, the sum and a count
+//! of successes (for verifications), laid out on cache lines of its own. A
+//! record is two relaxed load/store pairs, three with a success (no
 //! read-modify-write, no lock, no shared line); a scrape sums the shards. The
 //! count is derived from the buckets, so `_count` always equals the `+Inf`
 //! bucket. Shards of exited threads keep their counts and are reused by the
@@ -26,26 +27,41 @@ impl Line {
     }
 }
 
+/// Lines held inline in a shard: 32 slots, the sum, the successes and up to
+/// 30 buckets (the 15 default bounds need 18 slots). Inline lines save a pointer chase on
+/// every record.
+const INLINE_LINES: usize = 2;
+const INLINE_SLOTS: usize = INLINE_LINES * SLOTS_PER_LINE;
+
 /// One thread's counters: slot 0 holds the sum (as `f64` bits), slot `1 + i`
-/// the count of bucket `i` (the last bucket is `+Inf`).
+/// the count of bucket `i` (the last bucket is `+Inf`), the slot after the
+/// buckets the successes. Slots past the inline lines (long bound lists
+/// only) live on the heap.
 struct Shard {
-    lines: Box<[Line]>,
+    inline: [Line; INLINE_LINES],
+    overflow: Box<[Line]>,
 }
 
 const SUM_SLOT: usize = 0;
 
 impl Shard {
     fn new(buckets: usize) -> Self {
-        let slots = 1 + buckets;
-        let lines = slots.div_ceil(SLOTS_PER_LINE);
+        let slots = 2 + buckets;
+        let overflow_lines = slots.saturating_sub(INLINE_SLOTS).div_ceil(SLOTS_PER_LINE);
         Self {
-            lines: (0..lines).map(|_| Line::new()).collect(),
+            inline: std::array::from_fn(|_| Line::new()),
+            overflow: (0..overflow_lines).map(|_| Line::new()).collect(),
         }
     }
 
     #[inline(always)]
     fn slot(&self, index: usize) -> &AtomicU64 {
-        &self.lines[index / SLOTS_PER_LINE].0[index % SLOTS_PER_LINE]
+        let line = if index < INLINE_SLOTS {
+            &self.inline[index / SLOTS_PER_LINE]
+        } else {
+            &self.overflow[(index - INLINE_SLOTS) / SLOTS_PER_LINE]
+        };
+        &line.0[index % SLOTS_PER_LINE]
     }
 }
 
@@ -55,8 +71,8 @@ const LINEAR_SCAN_MAX: usize = 32;
 
 /// Index of the bucket holding `value` (`le` inclusive; `bounds.len()` is
 /// `+Inf`). A branch-free count of the bounds below `value`: on random
-/// durations a binary search mispredicts about half its branches, which
-/// measured ~9 ns here against ~2 ns for this scan of the 15 default bounds.
+/// durations a binary search mispredicts, and for the 15 default bounds it
+/// measured ~4.4 ns here against ~3.7 ns for this scan (best of 300 runs).
 #[inline(always)]
 fn bucket_index(bounds: &[f64], value: f64) -> usize {
     if bounds.len() <= LINEAR_SCAN_MAX {
@@ -70,7 +86,7 @@ fn bucket_index(bounds: &[f64], value: f64) -> usize {
 ///
 /// ```
 /// use gym_metrics_prom::HistogramSnapshot;
-/// let s = HistogramSnapshot { bucket_counts: vec![1, 0, 2], sum: 12.5 };
+/// let s = HistogramSnapshot { bucket_counts: vec![1, 0, 2], sum: 12.5, successes: 2 };
 /// assert_eq!(s.count(), 3);
 /// assert_eq!(s.cumulative_counts(), vec![1, 1, 3]);
 /// ```
@@ -80,13 +96,16 @@ pub struct HistogramSnapshot {
     pub bucket_counts: Vec<u64>,
     /// Sum of every recorded value.
     pub sum: f64,
+    /// Values recorded with [`ShardedHistogram::record_outcome`] as successes;
+    /// never more than [`HistogramSnapshot::count`].
+    pub successes: u64,
 }
 
 impl HistogramSnapshot {
     /// Number of recorded values: the sum of the bucket counts.
     ///
     /// ```
-    /// let s = gym_metrics_prom::HistogramSnapshot { bucket_counts: vec![2, 3], sum: 0.0 };
+    /// let s = gym_metrics_prom::HistogramSnapshot { bucket_counts: vec![2, 3], sum: 0.0, successes: 0 };
     /// assert_eq!(s.count(), 5);
     /// ```
     pub fn count(&self) -> u64 {
@@ -98,7 +117,7 @@ impl HistogramSnapshot {
     /// Running totals, as Prometheus' `le` buckets carry them.
     ///
     /// ```
-    /// let s = gym_metrics_prom::HistogramSnapshot { bucket_counts: vec![2, 3], sum: 0.0 };
+    /// let s = gym_metrics_prom::HistogramSnapshot { bucket_counts: vec![2, 3], sum: 0.0, successes: 0 };
     /// assert_eq!(s.cumulative_counts(), vec![2, 5]);
     /// ```
     pub fn cumulative_counts(&self) -> Vec<u64> {
@@ -166,8 +185,46 @@ impl ShardedHistogram {
     /// ```
     #[inline]
     pub fn record(&self, value: f64) {
+        self.record_in(self.shard(), value);
+    }
+
+    /// Records one value and its outcome: the success count lives in the same
+    /// shard, so a verification costs one shard lookup, not two, and a scrape
+    /// reads count and successes from one consistent pass.
+    ///
+    /// ```
+    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
+    /// h.record_outcome(40.0, true);
+    /// h.record_outcome(8000.0, false);
+    /// let s = h.snapshot();
+    /// assert_eq!((s.count(), s.successes), (2, 1));
+    /// ```
+    #[inline]
+    pub fn record_outcome(&self, value: f64, succeeded: bool) {
+        let shard = self.shard();
+        self.record_in(shard, value);
+        if succeeded {
+            let successes = shard.slot(self.successes_slot());
+            let new = successes.load(Ordering::Relaxed).wrapping_add(1);
+            // Release: a reader that sees this success also sees its bucket count.
+            successes.store(new, Ordering::Release);
+        }
+    }
+
+    #[inline(always)]
+    fn shard(&self) -> &Shard {
         let buckets = self.boundaries.as_slice().len() + 1;
-        let shard = self.shards.get_or(|| Shard::new(buckets));
+        self.shards.get_or(|| Shard::new(buckets))
+    }
+
+    #[inline(always)]
+    fn successes_slot(&self) -> usize {
+        // After the sum slot and every bucket (the +Inf bucket included).
+        self.boundaries.as_slice().len() + 2
+    }
+
+    #[inline(always)]
+    fn record_in(&self, shard: &Shard, value: f64) {
         let bucket = 1 + bucket_index(self.boundaries.as_slice(), value);
 
         let sum = shard.slot(SUM_SLOT);
@@ -180,8 +237,9 @@ impl ShardedHistogram {
         count.store(new_count, Ordering::Release);
     }
 
-    /// Sums every shard. The buckets of each shard are read (acquire) before
-    /// its sum, so the sum covers at least every counted value.
+    /// Sums every shard. Each shard's successes are read (acquire) before its
+    /// buckets, and its buckets before its sum, so `successes <= count` and
+    /// the sum covers at least every counted value.
     ///
     /// ```
     /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
@@ -193,8 +251,11 @@ impl ShardedHistogram {
         let mut snapshot = HistogramSnapshot {
             bucket_counts: vec![0; buckets],
             sum: 0.0,
+            successes: 0,
         };
         for shard in self.shards.iter() {
+            let successes = shard.slot(self.successes_slot()).load(Ordering::Acquire);
+            snapshot.successes = snapshot.successes.wrapping_add(successes);
             for (i, total) in snapshot.bucket_counts.iter_mut().enumerate() {
                 *total = total.wrapping_add(shard.slot(1 + i).load(Ordering::Acquire));
             }
@@ -243,6 +304,30 @@ mod tests {
         assert_eq!(s.sum, 5.0 * 4.0 * 5_000.0 * (50.0 + 4_000_000.0));
         // Exited threads' shards were reused: never more shards than the peak of live threads (+ this one).
         assert!(h.shards.iter().count() <= 5, "{}", h.shards.iter().count());
+    }
+
+    #[test]
+    fn successes_exact_across_threads_and_never_ahead_of_the_count() {
+        let h = Arc::new(ShardedHistogram::new(Boundaries::default()));
+        let writers: Vec<_> = (0..2)
+            .map(|_| {
+                let h = Arc::clone(&h);
+                std::thread::spawn(move || {
+                    for i in 0..100_000u32 {
+                        h.record_outcome(f64::from(i % 7_000), i % 4 != 0);
+                    }
+                })
+            })
+            .collect();
+        while writers.iter().any(|w| !w.is_finished()) {
+            let s = h.snapshot();
+            assert!(s.successes <= s.count(), "{s:?}");
+        }
+        for w in writers {
+            w.join().unwrap();
+        }
+        let s = h.snapshot();
+        assert_eq!((s.count(), s.successes), (200_000, 150_000));
     }
 
     #[test]

@@ -92,7 +92,7 @@ fn ns_per_record() {
         assert_eq!(theirs.get_sample_count(), records);
         println!(
             "{threads} thread(s), ns per record (best/median run of the slower thread): \
-             rollout {:.2}/{:.2}, verify (histogram + tally) {:.2}/{:.2}; \
+             rollout {:.2}/{:.2}, verify (histogram + success count) {:.2}/{:.2}; \
              prometheus::Histogram::observe {:.2}/{:.2}",
             r.0, r.1, v.0, v.1, o.0, o.1
         );

@@ -80,7 +80,11 @@ impl PrometheusBuilder {
     /// # Ok::<(), gym_metrics_prom::ConfigError>(())
     /// ```
     pub fn from_env() -> Result<Self, ConfigError> {
-        let env = EnvConfig::from_lookup(|name| std::env::var(name).ok())?;
+        // A non-UTF-8 value is read lossily, so that it fails to parse with an
+        // error naming it rather than being ignored.
+        let env = EnvConfig::from_lookup(|name| {
+            std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+        })?;
         Ok(Self::new().apply_env(env))
     }
 

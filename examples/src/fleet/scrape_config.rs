@@ -36,4 +36,25 @@ mod tests {
         );
         assert!(text.contains("scrape_interval: 1s"));
     }
+
+    #[test]
+    fn promtool_accepts_it() {
+        let Some(promtool) = gym_testkit::require(gym_testkit::Tool::Promtool) else {
+            return;
+        };
+        let path = std::env::temp_dir().join(format!("gym-fleet-{}.yml", std::process::id()));
+        super::write(&path, &["127.0.0.1:9464".into()]).unwrap();
+        let out = std::process::Command::new(promtool)
+            .args(["check", "config"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_file(&path);
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

@@ -4,7 +4,7 @@
 
 use std::error::Error;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -27,8 +27,6 @@ const BACKOFF: Duration = Duration::from_secs(2);
 /// What the rollout workers of one agent share.
 struct Shared {
     cfg: AgentConfig,
-    rng: Mutex<Rng>,
-    next_task: AtomicU64,
     stopping: AtomicBool,
     tally: Arc<LocalTally>,
     /// Per target: until when it is skipped because it did not answer.
@@ -59,16 +57,14 @@ pub async fn run(cfg: AgentConfig) -> Result<(), Box<dyn Error>> {
         ROLLOUT_FAMILY,
     ));
     let shared = Arc::new(Shared {
-        rng: Mutex::new(Rng::for_stream(cfg.simulation.seed, 2_000 + cfg.index)),
-        next_task: AtomicU64::new(0),
         stopping: AtomicBool::new(false),
         tally: Arc::clone(&tally),
         skip_until: Mutex::new(vec![None; cfg.targets.len()]),
         cfg,
     });
     let mut workers = JoinSet::new();
-    for _ in 0..shared.cfg.simulation.concurrency {
-        workers.spawn(work(Arc::clone(&shared)));
+    for worker in 0..shared.cfg.simulation.concurrency as u64 {
+        workers.spawn(work(Arc::clone(&shared), worker));
     }
 
     let why = stop_requested().await;
@@ -98,25 +94,30 @@ pub async fn run(cfg: AgentConfig) -> Result<(), Box<dyn Error>> {
     guard.shutdown()
 }
 
-/// One worker: rollout after rollout until the agent stops.
-async fn work(shared: Arc<Shared>) {
+/// One worker: rollout after rollout until the agent stops. Each worker draws
+/// from its own random stream, so with `--seed` its k-th rollout is always the
+/// same (generation time, task, and so verdict), whatever the timing.
+async fn work(shared: Arc<Shared>, worker: u64) {
+    let agent = shared.cfg.index;
+    let mut rng = Rng::for_stream(shared.cfg.simulation.seed, (2_000 + agent) << 16 | worker);
+    let mut sequence = 0u64;
     while !shared.stopping.load(Ordering::Relaxed) {
-        rollout(&shared).await;
+        rollout(&shared, &mut rng, task_id(agent, worker, sequence)).await;
+        sequence += 1;
     }
 }
 
+/// A task id unique in the fleet: agent, worker and sequence number.
+fn task_id(agent: u64, worker: u64, sequence: u64) -> u64 {
+    (agent & 0xFFFF) << 48 | (worker & 0xFFFF) << 32 | (sequence & 0xFFFF_FFFF)
+}
+
 /// One rollout: generation, then verification; timed as a whole.
-async fn rollout(shared: &Shared) {
+async fn rollout(shared: &Shared, rng: &mut Rng, task_id: u64) {
     let _timer = RolloutTimer::start();
     let started = Instant::now();
-    let task_id = shared.next_task.fetch_add(1, Ordering::Relaxed);
-    let (generation, answer) = {
-        let mut rng = shared.rng.lock().unwrap_or_else(PoisonError::into_inner);
-        (
-            rng.delay(shared.cfg.simulation.generate_ms),
-            rng.next_u64() % 100,
-        )
-    };
+    let generation = rng.delay(shared.cfg.simulation.generate_ms);
+    let answer = rng.next_u64() % 100;
     tokio::time::sleep(generation).await;
     let (index, target) = shared.pick_target(task_id);
     let task = Task {
@@ -144,7 +145,7 @@ async fn rollout(shared: &Shared) {
 }
 
 impl Shared {
-    /// Spreads rollouts over the servers in turn, skipping those that lately
+    /// Spreads rollouts over the servers in turn (by task), skipping those that lately
     /// did not answer (unless none is left).
     fn pick_target(&self, task_id: u64) -> (usize, SocketAddr) {
         let targets = &self.cfg.targets;
@@ -153,7 +154,8 @@ impl Shared {
             .skip_until
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let first = (task_id % targets.len() as u64) as usize;
+        let spread = (task_id >> 32).wrapping_add(task_id);
+        let first = (spread % targets.len() as u64) as usize;
         let index = (0..targets.len())
             .map(|k| (first + k) % targets.len())
             .find(|&i| {

@@ -101,12 +101,14 @@ pub fn is_executable(path: &Path) -> bool {
 
 /// True when a missing tool must fail the test: `CI=true` or `GYM_REQUIRE_TOOLS=1`.
 pub fn tools_required() -> bool {
-    let truthy = |var: &str| {
-        std::env::var(var)
-            .map(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
-            .unwrap_or(false)
-    };
-    truthy("CI") || truthy("GYM_REQUIRE_TOOLS")
+    let ci = std::env::var("CI").ok();
+    let gym = std::env::var("GYM_REQUIRE_TOOLS").ok();
+    is_truthy(ci.as_deref()) || is_truthy(gym.as_deref())
+}
+
+/// `1`, `true` or `yes` (any case).
+fn is_truthy(value: Option<&str>) -> bool {
+    value.is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
 }
 
 /// `Some(path)`, or: when tools are required (`CI=true` or `GYM_REQUIRE_TOOLS=1`)
@@ -139,6 +141,13 @@ mod tests {
         let vars: std::collections::BTreeSet<_> = Tool::ALL.iter().map(|t| t.env_var()).collect();
         assert_eq!(names.len(), 4);
         assert_eq!(vars.len(), 4);
+    }
+
+    #[test]
+    fn only_true_or_one_requires_tools() {
+        assert!(is_truthy(Some("true")) && is_truthy(Some("1")) && is_truthy(Some("TRUE")));
+        assert!(!is_truthy(None) && !is_truthy(Some("")) && !is_truthy(Some("0")));
+        assert!(!is_truthy(Some("false")));
     }
 
     #[test]

@@ -149,3 +149,16 @@ fn promtool_reports_lint_findings() {
         "{findings:?}"
     );
 }
+
+#[test]
+fn a_bad_config_fails_with_the_server_log() {
+    if require(Tool::Prometheus).is_none() {
+        return;
+    }
+    let err = Prometheus::start_with_config("scrape_configs: [[[\n").unwrap_err();
+    assert!(err.contains("prometheus (pid "), "{err}");
+    assert!(
+        err.to_lowercase().contains("error"),
+        "no log tail in: {err}"
+    );
+}

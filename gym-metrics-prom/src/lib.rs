@@ -30,7 +30,7 @@
 //! Each recording thread owns a shard (`thread_local::ThreadLocal`) of
 //! 128-byte-aligned `AtomicU64` slots, held inline: the sum (as `f64` bits),
 //! one count per bucket and, for verifications, a success count. A record is
-//! a thread-id lookup, a branch-free count of the bounds below the value, and
+//! a thread-id lookup, a branch-free binary search for the bucket, and
 //! two relaxed load/store pairs (three for a successful verification): no
 //! read-modify-write, no lock, no cache line shared with another writer. A
 //! scrape sums the shards; `_count` is derived from the buckets, so it always
@@ -45,10 +45,10 @@
 //! count, a bucket, and a compare-and-swap loop for the sum), which collapses
 //! under contention. Measured single-threaded in the same tight loop here
 //! (`tests/record_timing.rs`, best of 300 interleaved runs on a busy 2-vCPU
-//! machine), a rollout record takes ~8.6 ns and a verification ~9.0 ns
-//! against ~9.9 ns for that observe; in a tight loop ours is bounded by the
+//! machine), a rollout record takes ~5.7 ns and a verification ~6.2 ns
+//! against ~9.8 ns for that observe; in a tight loop ours is bounded by the
 //! store-to-load chain on the same slot (~3.7 ns measured for the lookup and
-//! two slot updates alone) and the bucket search (~3.7 ns).
+//! two slot updates alone) and the bucket search (~2 ns).
 //!
 //! ## Exposition
 //!

@@ -65,21 +65,33 @@ impl Shard {
     }
 }
 
-/// Bound lists up to this long are scanned without branches; longer ones are
-/// binary-searched.
-const LINEAR_SCAN_MAX: usize = 32;
+/// The bounds padded with `+Inf` to a power of two, at least one pad long,
+/// for [`bucket_index`].
+fn padded_bounds(bounds: &[f64]) -> Box<[f64]> {
+    let len = (bounds.len() + 1).next_power_of_two();
+    let mut padded = vec![f64::INFINITY; len];
+    padded[..bounds.len()].copy_from_slice(bounds);
+    padded.into_boxed_slice()
+}
 
-/// Index of the bucket holding `value` (`le` inclusive; `bounds.len()` is
-/// `+Inf`). A branch-free count of the bounds below `value`: on random
-/// durations a binary search mispredicts, and for the 15 default bounds it
-/// measured ~4.4 ns here against ~3.7 ns for this scan (best of 300 runs).
+/// Index of the bucket holding `value` (`le` inclusive; the number of real
+/// bounds is `+Inf`): the count of bounds below `value`, by a branch-free
+/// binary search over [`padded_bounds`] (each step adds `step` or 0; the
+/// loop's own branch is the same on every call). With the 15 default bounds,
+/// best of 300 runs here: ~1.9-2.2 ns whatever the values, against ~3.7 ns for
+/// a branch-free linear count, and 2.0-5.9 ns for a branching scan (fast
+/// when the values repeat, slow when they vary).
 #[inline(always)]
-fn bucket_index(bounds: &[f64], value: f64) -> usize {
-    if bounds.len() <= LINEAR_SCAN_MAX {
-        bounds.iter().fold(0, |n, &b| n + usize::from(b < value))
-    } else {
-        bounds.partition_point(|&b| b < value)
+fn bucket_index(padded: &[f64], value: f64) -> usize {
+    let mut index = 0;
+    let mut step = padded.len() / 2;
+    while step > 0 {
+        // The pads are never below a finite value, so the count stays below
+        // `padded.len()`, and every probe is in range.
+        index += step * usize::from(padded[index + step - 1] < value);
+        step /= 2;
     }
+    index
 }
 
 /// A point-in-time reading of a [`ShardedHistogram`].
@@ -148,6 +160,7 @@ impl HistogramSnapshot {
 /// ```
 pub struct ShardedHistogram {
     boundaries: Boundaries,
+    padded: Box<[f64]>,
     shards: ThreadLocal<Shard>,
 }
 
@@ -160,6 +173,7 @@ impl ShardedHistogram {
     /// ```
     pub fn new(boundaries: Boundaries) -> Self {
         Self {
+            padded: padded_bounds(boundaries.as_slice()),
             boundaries,
             shards: ThreadLocal::new(),
         }
@@ -225,7 +239,7 @@ impl ShardedHistogram {
 
     #[inline(always)]
     fn record_in(&self, shard: &Shard, value: f64) {
-        let bucket = 1 + bucket_index(self.boundaries.as_slice(), value);
+        let bucket = 1 + bucket_index(&self.padded, value);
 
         let sum = shard.slot(SUM_SLOT);
         let new_sum = f64::from_bits(sum.load(Ordering::Relaxed)) + value;
@@ -350,13 +364,24 @@ mod tests {
     }
 
     #[test]
-    fn bucket_index_agrees_with_the_api_for_short_and_long_bound_lists() {
-        let short = Boundaries::default();
-        let long = Boundaries::new((1..=100).map(|i| f64::from(i) * 10.0).collect()).unwrap();
-        for b in [&short, &long] {
-            for v in [0.0, 5.0, 10.0, 10.5, 100.0, 999.0, 1000.0, 1001.0, 5e6] {
-                assert_eq!(bucket_index(b.as_slice(), v), b.bucket_index(v), "{v}");
+    fn bucket_index_agrees_with_the_api_for_every_length() {
+        for len in 1..=40 {
+            let bounds = Boundaries::new((1..=len).map(|i| f64::from(i) * 10.0).collect()).unwrap();
+            let padded = padded_bounds(bounds.as_slice());
+            for tenth in 0..=(len * 100 + 20) {
+                let v = f64::from(tenth) / 10.0;
+                assert_eq!(
+                    bucket_index(&padded, v),
+                    bounds.bucket_index(v),
+                    "len {len}, {v}"
+                );
             }
+            assert_eq!(bucket_index(&padded, f64::MAX), len as usize);
+        }
+        let default = Boundaries::default();
+        let padded = padded_bounds(default.as_slice());
+        for v in [0.0, 100.0, 100.5, 2500.0, 3_600_000.0, 3_600_000.5, 1e300] {
+            assert_eq!(bucket_index(&padded, v), default.bucket_index(v), "{v}");
         }
     }
 

@@ -12,6 +12,11 @@ use crate::tool::{tool_path, Tool};
 
 /// Prometheus on `127.0.0.1:<free port>` with a temp data dir; killed by PID on drop
 /// (and its temp dir removed).
+///
+/// Mind the first scrape: Prometheus 2.53 hands new targets to its scrape loop
+/// through a discovery manager that throttles updates to one per 5 s (not
+/// configurable), so the first sample lands about 5 s after `start`, whatever the
+/// interval. Give [`Prometheus::wait_for`] 10 s or more; later scrapes follow `interval`.
 #[derive(Debug)]
 pub struct Prometheus {
     port: u16,

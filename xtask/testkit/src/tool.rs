@@ -113,7 +113,7 @@ fn is_truthy(value: Option<&str>) -> bool {
 
 /// `Some(path)`, or: when tools are required (`CI=true` or `GYM_REQUIRE_TOOLS=1`)
 /// panics with "run `cargo xtask tools`"; otherwise prints a loud
-/// "SKIPPED <tool> not provisioned, run `cargo xtask tools`" to stderr and returns `None`.
+/// "SKIPPED \<tool\> not provisioned, run `cargo xtask tools`" to stderr and returns `None`.
 pub fn require(tool: Tool) -> Option<PathBuf> {
     if let Some(path) = tool_path(tool) {
         return Some(path);

@@ -5,9 +5,11 @@
 //! - `e2e`: only the end-to-end tests against real servers.
 //! - `bench`: the benchmarks side by side with peer libraries.
 //! - `dist`: release builds, one per backend.
+//! - `screenshot`: the fleet's metrics in Prometheus's web UI, by headless Chromium.
 
 mod ci;
 mod dist;
+mod screenshot;
 mod step;
 mod tools;
 
@@ -23,6 +25,7 @@ fn main() -> ExitCode {
         "ci" => ci::run(rest),
         "tools" => tools::run(rest),
         "dist" => dist::run(rest),
+        "screenshot" => screenshot::run(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())
@@ -45,4 +48,7 @@ commands:
   tools   provision prometheus, promtool, victoria-metrics and rotel under target/tools/
   e2e     only the end-to-end tests
   bench   benchmarks beside the peer libraries; writes BENCHMARKS.md
-  dist    release builds for each backend into target/dist/";
+  dist    release builds for each backend into target/dist/
+  screenshot [--out PNG] [--seconds N]
+          the fleet's metrics graphed in Prometheus's web UI by headless Chromium
+          (deploy/prometheus-ui.png)";

@@ -17,7 +17,9 @@ fn exactly_one_winner() {
             std::thread::spawn(move || {
                 let recorder = CountingRecorder::new(Role::server(format!("s-{i}"), "resources"));
                 barrier.wait();
-                install(recorder).map(|inst| inst.role().name().to_string())
+                install(recorder)
+                    .map(|inst| inst.role().name().to_string())
+                    .map_err(|rejected| rejected.into_inner().role)
             })
         })
         .collect();

@@ -82,6 +82,34 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "noop build has no backend crate",
         crate::ci::noop_tree_is_clean,
     );
+    // A release build per backend would cost CI minutes for little; the noop
+    // artifact is the cheapest and its checks (dependency graph, bytes) the
+    // ones most likely to rot, so CI cuts that one release.
+    steps.check("dist noop", || {
+        crate::dist::run(&["--backend".to_string(), "noop".to_string()])
+    });
+    steps.finish()
+}
+
+/// `cargo xtask e2e`: provision the tools, then only the tests that drive real
+/// servers (test binaries named `*e2e*`, plus the promtool lint), per feature set.
+pub fn e2e(args: &[String]) -> Result<(), String> {
+    if let Some(extra) = args.first() {
+        return Err(format!("`e2e` takes no arguments, got {extra:?}"));
+    }
+    let mut steps = Steps::default();
+    if !steps.check("tools", crate::tools::provision) {
+        return steps.finish();
+    }
+    for set in FEATURE_SETS {
+        let mut test = cargo_with(&["test", "--test", "*e2e*"], set, &[]);
+        test.env("GYM_REQUIRE_TOOLS", "1");
+        steps.command(&format!("e2e {}", set.name), test);
+    }
+    let mut lint = cargo();
+    lint.args(["test", "-p", "gym-metrics-prom", "--test", "promtool_check"])
+        .env("GYM_REQUIRE_TOOLS", "1");
+    steps.command("promtool check metrics", lint);
     steps.finish()
 }
 

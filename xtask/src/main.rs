@@ -23,6 +23,7 @@ fn main() -> ExitCode {
     };
     let result = match command.as_str() {
         "ci" => ci::run(rest),
+        "e2e" => ci::e2e(rest),
         "tools" => tools::run(rest),
         "dist" => dist::run(rest),
         "screenshot" => screenshot::run(rest),

@@ -17,6 +17,11 @@ use tokio::sync::oneshot;
 use crate::error::BuildError;
 use crate::handle::PrometheusHandle;
 
+/// The largest request head read (hyper's default is ~400 KiB): a scrape's
+/// head is a few hundred bytes, and 512 hostile connections then hold 32 MiB
+/// at most.
+const MAX_REQUEST_HEAD_BYTES: usize = 64 * 1024;
+
 /// A running listener; stopped (and its port freed) on drop.
 #[derive(Debug)]
 pub(crate) struct Endpoint {
@@ -98,9 +103,13 @@ async fn serve(
                             async move { Ok::<_, Infallible>(response) }
                         });
                         // The timer enables hyper's header-read timeout (30 s), so a
-                        // client that never finishes its request cannot pin a connection.
+                        // client that never finishes its request cannot pin a connection;
+                        // the buffer cap answers 431 to a head over 64 KiB, so
+                        // each connection's memory stays bounded.
                         if let Err(e) = http1::Builder::new()
                             .timer(TokioTimer::new())
+                            .max_header_size(MAX_REQUEST_HEAD_BYTES)
+                            .max_buf_size(MAX_REQUEST_HEAD_BYTES)
                             .serve_connection(TokioIo::new(stream), service)
                             .await
                         {

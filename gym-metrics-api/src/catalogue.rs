@@ -138,6 +138,37 @@ pub const SERVER_REQUEST_DURATION: Instrument = Instrument {
     description: "Never exported: undimensioned, it would mix every route of every server.",
 };
 
+/// `http.server.request.duration`: OpenTelemetry's stable HTTP server metric,
+/// in seconds, with attributes `http.request.method`, `http.route`,
+/// `http.response.status_code`, `url.scheme` and `error.type` (see
+/// [`crate::HttpServerRequest`] for their bounded values). Exported once a
+/// server records a request (the tower layer or
+/// [`crate::HttpServerRequestTimer`]), as
+/// `http_server_request_duration_seconds_*` on a Prometheus scrape. Not in
+/// [`EXPORTED`]: that list holds the gym contract's attribute-free instruments.
+///
+/// ```
+/// use gym_metrics_api::catalogue;
+/// assert_eq!(catalogue::HTTP_SERVER_REQUEST_DURATION.unit, Some("s"));
+/// ```
+pub const HTTP_SERVER_REQUEST_DURATION: Instrument = Instrument {
+    name: "http.server.request.duration",
+    kind: InstrumentKind::Histogram,
+    unit: Some("s"),
+    description: "Duration of HTTP server requests.",
+};
+
+/// The semantic conventions' advised boundaries of
+/// [`HTTP_SERVER_REQUEST_DURATION`], in seconds.
+///
+/// ```
+/// let b = gym_metrics_api::catalogue::HTTP_SERVER_DURATION_BOUNDARIES_S;
+/// assert_eq!((b[0], b[b.len() - 1]), (0.005, 10.0));
+/// ```
+pub const HTTP_SERVER_DURATION_BOUNDARIES_S: [f64; 14] = [
+    0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+];
+
 /// Every instrument a backend exports, in a stable order.
 ///
 /// ```
@@ -187,6 +218,7 @@ mod tests {
     fn names_are_unique() {
         let mut names: Vec<_> = EXPORTED.iter().map(|i| i.name).collect();
         names.push(SERVER_REQUEST_DURATION.name);
+        names.push(HTTP_SERVER_REQUEST_DURATION.name);
         let before = names.len();
         names.sort_unstable();
         names.dedup();
@@ -196,6 +228,7 @@ mod tests {
     #[test]
     fn default_boundaries_are_valid() {
         assert!(crate::Boundaries::new(DEFAULT_DURATION_BOUNDARIES_MS.to_vec()).is_ok());
+        assert!(crate::Boundaries::new(HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec()).is_ok());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::install::installed;
-use crate::{bad_input, catalogue, Recorder, RoleError};
+use crate::{bad_input, catalogue, HttpServerRequest, Recorder, RoleError};
 
 /// True when the `off` feature compiled every record call away.
 pub(crate) const COMPILED_OFF: bool = cfg!(feature = "off");
@@ -95,6 +95,27 @@ pub fn record_verify_ms(duration_ms: f64, succeeded: bool) {
         if let Some(ms) = bad_input::accept(duration_ms, catalogue::VERIFY_DURATION.name) {
             r.record_verify(ms, succeeded);
         }
+    }
+}
+
+/// Records one finished HTTP server request into `http.server.request.duration`
+/// (seconds, dimensioned by method, route template, status and scheme).
+///
+/// Usually called for you by [`crate::HttpServerRequestTimer`] or the tower
+/// layer (feature `tower`). Nothing installed: one atomic load and a branch;
+/// under the `off` feature: nothing.
+///
+/// ```
+/// use std::time::Duration;
+/// use gym_metrics_api::{record_http_server_request, HttpMethod, HttpServerRequest, UrlScheme};
+/// record_http_server_request(&HttpServerRequest::new(
+///     HttpMethod::Post, Some("/verify"), UrlScheme::Http, Some(200), Duration::from_millis(40),
+/// ));
+/// ```
+#[inline]
+pub fn record_http_server_request(request: &HttpServerRequest) {
+    if let Some(r) = recorder() {
+        r.record_http_server_request(request);
     }
 }
 

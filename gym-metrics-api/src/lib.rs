@@ -37,6 +37,7 @@ mod bad_input;
 mod boundaries;
 pub mod catalogue;
 mod facade;
+mod http_server;
 mod install;
 mod recorder;
 pub mod role;
@@ -47,9 +48,15 @@ pub use bad_input::dropped_values;
 pub use boundaries::{Boundaries, BoundariesError};
 pub use catalogue::{Instrument, InstrumentKind};
 pub use facade::{
-    enabled, record_active_servers, record_rollout_duration, record_rollout_duration_ms,
-    record_verify, record_verify_ms,
+    enabled, record_active_servers, record_http_server_request, record_rollout_duration,
+    record_rollout_duration_ms, record_verify, record_verify_ms,
 };
+pub use http_server::{
+    status_code_str, HttpMethod, HttpServerRequest, HttpServerRequestTimer, RouteTable,
+    RouteTableError, UrlScheme, ERROR_TYPE_OTHER,
+};
+#[cfg(feature = "tower")]
+pub use http_server::{HttpServerMetrics, HttpServerMetricsFuture, HttpServerMetricsLayer};
 pub use install::{install, role, FleetSize, Installation, SetRecorderError};
 pub use recorder::{NoopRecorder, Recorder};
 pub use role::{Role, RoleError};

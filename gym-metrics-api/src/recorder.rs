@@ -1,6 +1,6 @@
 //! The trait a backend implements, and the recorder that does nothing.
 
-use crate::Role;
+use crate::{HttpServerRequest, Role};
 
 /// A metrics backend: what the facade forwards every record call to.
 ///
@@ -29,6 +29,20 @@ pub trait Recorder: Send + Sync + 'static {
     fn record_verify(&self, duration_ms: f64, succeeded: bool);
     /// The fleet size (orchestrator only).
     fn record_active_servers(&self, count: u64);
+    /// One finished HTTP server request, for `http.server.request.duration`
+    /// (seconds). Every attribute is already a bounded label value (see
+    /// [`HttpServerRequest`]). The default records nothing, so a recorder
+    /// written before this instrument existed keeps compiling.
+    ///
+    /// ```
+    /// use gym_metrics_api::{HttpMethod, HttpServerRequest, NoopRecorder, Recorder, Role, UrlScheme};
+    /// let request = HttpServerRequest::new(HttpMethod::Get, None, UrlScheme::Http, Some(404), Default::default());
+    /// NoopRecorder::new(Role::orchestrator()).record_http_server_request(&request);
+    /// ```
+    #[inline]
+    fn record_http_server_request(&self, request: &HttpServerRequest) {
+        let _ = request;
+    }
 }
 
 /// A recorder that records nothing; what a no-op backend installs.

@@ -13,11 +13,18 @@ const NEVER: u64 = u64::MAX;
 static LAST_WARNING_MS: AtomicU64 = AtomicU64::new(NEVER);
 static DROPPED: AtomicU64 = AtomicU64::new(0);
 
-/// `Some(ms)` if `ms` is a usable duration in milliseconds.
+/// The largest duration recorded, in milliseconds: [`Duration::MAX`]'s
+/// (~5.8e11 years). A larger finite value is recorded as this one, in the
+/// same `+Inf` bucket, so that no number of records can push a histogram's
+/// sum to infinity (`f64::MAX` twice would).
+pub(crate) const MAX_DURATION_MS: f64 = u64::MAX as f64 * 1_000.0;
+
+/// `Some(ms)` if `ms` is a usable duration in milliseconds, capped at
+/// [`MAX_DURATION_MS`].
 #[inline]
 pub(crate) fn accept(ms: f64, instrument: &'static str) -> Option<f64> {
     if ms.is_finite() && ms >= 0.0 {
-        return Some(ms);
+        return Some(ms.min(MAX_DURATION_MS));
     }
     reject(ms, instrument);
     None
@@ -73,8 +80,13 @@ mod tests {
         ] {
             assert_eq!(accept(bad, "test"), None, "{bad}");
         }
-        for good in [0.0, -0.0, f64::MIN_POSITIVE, 5e-324, 1.5, f64::MAX] {
-            assert!(accept(good, "test").is_some(), "{good}");
+        for good in [0.0, -0.0, f64::MIN_POSITIVE, 5e-324, 1.5, 3.6e6] {
+            assert_eq!(accept(good, "test"), Some(good), "{good}");
         }
+        for huge in [1e300, f64::MAX] {
+            assert_eq!(accept(huge, "test"), Some(MAX_DURATION_MS), "{huge}");
+        }
+        let max = std::time::Duration::MAX.as_secs_f64() * 1_000.0;
+        assert_eq!(MAX_DURATION_MS, max);
     }
 }

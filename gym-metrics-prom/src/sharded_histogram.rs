@@ -242,7 +242,9 @@ impl ShardedHistogram {
         let bucket = 1 + bucket_index(&self.padded, value);
 
         let sum = shard.slot(SUM_SLOT);
-        let new_sum = f64::from_bits(sum.load(Ordering::Relaxed)) + value;
+        // Saturates: f64::MAX twice must not make the sum +Inf (values are
+        // finite and non-negative, so `min` never meets a NaN; no branch).
+        let new_sum = (f64::from_bits(sum.load(Ordering::Relaxed)) + value).min(f64::MAX);
         sum.store(new_sum.to_bits(), Ordering::Relaxed);
 
         let count = shard.slot(bucket);
@@ -273,7 +275,8 @@ impl ShardedHistogram {
             for (i, total) in snapshot.bucket_counts.iter_mut().enumerate() {
                 *total = total.wrapping_add(shard.slot(1 + i).load(Ordering::Acquire));
             }
-            snapshot.sum += f64::from_bits(shard.slot(SUM_SLOT).load(Ordering::Relaxed));
+            let shard_sum = f64::from_bits(shard.slot(SUM_SLOT).load(Ordering::Relaxed));
+            snapshot.sum = (snapshot.sum + shard_sum).min(f64::MAX);
         }
         snapshot
     }

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use gym_metrics_api::catalogue::{
-    ROLLOUT_DURATION, SERVERS_ACTIVE, VERIFY_COMPLETED, VERIFY_DURATION, VERIFY_SUCCEEDED,
-    VERIFY_SUCCESS_RATE,
+    HTTP_SERVER_REQUEST_DURATION, ROLLOUT_DURATION, SERVERS_ACTIVE, VERIFY_COMPLETED,
+    VERIFY_DURATION, VERIFY_SUCCEEDED, VERIFY_SUCCESS_RATE,
 };
 use gym_metrics_api::{Instrument, VerifyCounts};
 use prometheus::core::{Collector, Desc};
@@ -15,6 +15,7 @@ use prometheus::proto::{
 };
 
 use crate::gym_metrics::GymMetrics;
+use crate::http_histogram::HttpServerHistogram;
 use crate::naming::prometheus_name;
 use crate::resource::Resource;
 use crate::scope::{SCOPE_NAME, SCOPE_VERSION};
@@ -84,6 +85,52 @@ impl GymCollector {
         Some(instrument_family(instrument, MetricType::HISTOGRAM, m))
     }
 
+    /// `http.server.request.duration`: one metric per attribute tuple, labels
+    /// sorted by name before the scope labels (as OpenTelemetry's exporter
+    /// writes them); absent until the first request.
+    fn http_server(&self, histogram: &HttpServerHistogram) -> Option<MetricFamily> {
+        let series = histogram.snapshot();
+        if series.is_empty() {
+            return None;
+        }
+        let bounds = histogram.boundaries().as_slice();
+        let metrics = series
+            .iter()
+            .map(|(key, counts)| {
+                let buckets = bounds
+                    .iter()
+                    .zip(counts.cumulative_counts())
+                    .map(|(&bound, cumulative)| {
+                        let mut b = Bucket::default();
+                        b.set_upper_bound(bound);
+                        b.set_cumulative_count(cumulative);
+                        b
+                    })
+                    .collect();
+                let mut h = Histogram::default();
+                h.set_sample_count(counts.count());
+                h.set_sample_sum(counts.sum);
+                h.set_bucket(buckets);
+                let mut labels: Vec<LabelPair> = key
+                    .labels()
+                    .into_iter()
+                    .map(|(name, value)| label(name, value))
+                    .collect();
+                labels.extend(self.scope_labels.iter().cloned());
+                let mut m = Metric::default();
+                m.set_label(labels);
+                m.set_histogram(h);
+                m
+            })
+            .collect();
+        let mut f = MetricFamily::default();
+        f.set_name(prometheus_name(&HTTP_SERVER_REQUEST_DURATION));
+        f.set_help(HTTP_SERVER_REQUEST_DURATION.description.to_string());
+        f.set_field_type(MetricType::HISTOGRAM);
+        f.set_metric(metrics);
+        Some(f)
+    }
+
     fn gauge(&self, instrument: &Instrument, value: f64) -> MetricFamily {
         instrument_family(
             instrument,
@@ -132,6 +179,7 @@ impl Collector for GymCollector {
                 families.push(self.gauge(&SERVERS_ACTIVE, servers as f64));
             }
         }
+        families.extend(self.http_server(&m.http_server_duration));
         families
     }
 }

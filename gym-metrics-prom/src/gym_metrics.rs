@@ -4,6 +4,7 @@
 use gym_metrics_api::{Boundaries, Role};
 
 use crate::fleet_gauge::FleetGauge;
+use crate::http_histogram::HttpServerHistogram;
 use crate::sharded_histogram::ShardedHistogram;
 
 /// The recorded values of the contract's instruments, cumulative since build.
@@ -14,6 +15,8 @@ pub(crate) struct GymMetrics {
     /// Also the verify tally: its count is `completed`, its successes `succeeded`.
     pub(crate) verify_duration: ShardedHistogram,
     pub(crate) servers_active: FleetGauge,
+    /// `http.server.request.duration`, one series per attribute tuple.
+    pub(crate) http_server_duration: HttpServerHistogram,
 }
 
 impl GymMetrics {
@@ -23,6 +26,7 @@ impl GymMetrics {
             rollout_duration: ShardedHistogram::new(boundaries.clone()),
             verify_duration: ShardedHistogram::new(boundaries),
             servers_active: FleetGauge::new(),
+            http_server_duration: HttpServerHistogram::new(),
         }
     }
 }

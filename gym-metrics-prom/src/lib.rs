@@ -73,6 +73,7 @@ mod fleet_gauge;
 mod guard;
 mod gym_metrics;
 mod handle;
+mod http_histogram;
 mod instance_id;
 mod listen_address;
 mod naming;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use gym_metrics_api::{Recorder, Role};
+use gym_metrics_api::{HttpServerRequest, Recorder, Role};
 
 use crate::gym_metrics::GymMetrics;
 
@@ -52,5 +52,10 @@ impl Recorder for PrometheusRecorder {
         if self.metrics.role.is_orchestrator() {
             self.metrics.servers_active.set(count);
         }
+    }
+
+    #[inline]
+    fn record_http_server_request(&self, request: &HttpServerRequest) {
+        self.metrics.http_server_duration.record(request);
     }
 }

@@ -6,9 +6,12 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use common::exposition::{parse, Family};
-use gym_metrics_api::{catalogue, Boundaries, Recorder, Role, VerifyTally};
+use gym_metrics_api::{
+    catalogue, Boundaries, HttpMethod, HttpServerRequest, Recorder, Role, UrlScheme, VerifyTally,
+};
 use gym_metrics_prom::{PrometheusBuilder, SCOPE_NAME, SCOPE_VERSION};
 use opentelemetry::metrics::MeterProvider;
 use opentelemetry::{InstrumentationScope, KeyValue};
@@ -24,7 +27,59 @@ enum Op {
     Rollout(f64),
     Verify(f64, bool),
     Servers(u64),
+    /// One HTTP server request: method, route, status (none: no response), seconds.
+    Http(HttpMethod, Option<&'static str>, Option<u16>, f64),
 }
+
+impl Op {
+    fn http_request(&self) -> Option<HttpServerRequest> {
+        match *self {
+            Op::Http(method, route, status, seconds) => Some(HttpServerRequest::new(
+                method,
+                route,
+                UrlScheme::Http,
+                status,
+                Duration::from_secs_f64(seconds),
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// The attributes gym-metrics-otel records for a request (an integer status,
+/// absent attributes left out).
+fn http_attributes(r: &HttpServerRequest) -> Vec<KeyValue> {
+    let mut kv = vec![
+        KeyValue::new("http.request.method", r.method().as_str()),
+        KeyValue::new("url.scheme", r.scheme().as_str()),
+    ];
+    if let Some(route) = r.route() {
+        kv.push(KeyValue::new("http.route", route));
+    }
+    if let Some(status) = r.status_code() {
+        kv.push(KeyValue::new(
+            "http.response.status_code",
+            i64::from(status),
+        ));
+    }
+    if let Some(error) = r.error_type() {
+        kv.push(KeyValue::new("error.type", error));
+    }
+    kv
+}
+
+/// A known mix of requests: several routes, a 404 with no route, a 500, a
+/// request without a response, an unusual method, values on a bound and past the last.
+const HTTP_MIX: &[Op] = &[
+    Op::Http(HttpMethod::Post, Some("/verify"), Some(200), 0.004),
+    Op::Http(HttpMethod::Post, Some("/verify"), Some(200), 0.005),
+    Op::Http(HttpMethod::Post, Some("/verify"), Some(200), 0.3),
+    Op::Http(HttpMethod::Get, Some("/tasks/{id}"), Some(200), 0.02),
+    Op::Http(HttpMethod::Get, None, Some(404), 0.001),
+    Op::Http(HttpMethod::Post, Some("/verify"), Some(500), 12.5),
+    Op::Http(HttpMethod::Post, Some("/verify"), None, 1.0),
+    Op::Http(HttpMethod::Other, None, Some(404), 0.0),
+];
 
 /// The sequence.
 const SEQUENCE: &[Op] = &[
@@ -53,6 +108,11 @@ fn ours(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
             // As the facade does: only an orchestrator's call reaches a recorder.
             Op::Servers(n) if role.is_orchestrator() => recorder.record_active_servers(n),
             Op::Servers(_) => {}
+            Op::Http(..) => {
+                if let Some(request) = op.http_request() {
+                    recorder.record_http_server_request(&request);
+                }
+            }
         }
     }
     handle.render()
@@ -123,6 +183,13 @@ fn opentelemetry(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
         .u64_gauge(catalogue::SERVERS_ACTIVE.name)
         .with_description(catalogue::SERVERS_ACTIVE.description)
         .build();
+    let http = catalogue::HTTP_SERVER_REQUEST_DURATION;
+    let http_server = meter
+        .f64_histogram(http.name)
+        .with_unit(http.unit.unwrap_or_default())
+        .with_description(http.description)
+        .with_boundaries(catalogue::HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec())
+        .build();
 
     for op in ops {
         match *op {
@@ -133,6 +200,11 @@ fn opentelemetry(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
             }
             Op::Servers(n) if role.is_orchestrator() => servers.record(n, &[]),
             Op::Servers(_) => {}
+            Op::Http(..) => {
+                if let Some(r) = op.http_request() {
+                    http_server.record(r.duration_s(), &http_attributes(&r));
+                }
+            }
         }
     }
     let text = prometheus::TextEncoder::new()
@@ -263,4 +335,55 @@ fn all_failed_reads_a_zero_success_rate_and_succeeded_counter() {
     assert_eq!(value(&families, "gym_verify_success_rate", &[]), 0.0);
     assert_eq!(value(&families, "gym_verify_succeeded_total", &[]), 0.0);
     assert_eq!(value(&families, "gym_verify_completed_total", &[]), 2.0);
+}
+
+#[test]
+fn http_server_requests_by_route_method_and_status() {
+    let role = Role::server("math-verifier-0", "resources");
+    let families = assert_same(role, Boundaries::default(), HTTP_MIX);
+    let family = &families["http_server_request_duration_seconds"];
+    assert_eq!(family.kind, "histogram");
+    assert_eq!(family.help, "Duration of HTTP server requests.");
+    let count = "http_server_request_duration_seconds_count";
+    let ok = [
+        ("http_request_method", "POST"),
+        ("http_response_status_code", "200"),
+        ("http_route", "/verify"),
+        ("url_scheme", "http"),
+    ];
+    assert_eq!(value(&families, count, &ok), 3.0);
+    let bucket = "http_server_request_duration_seconds_bucket";
+    let le = |v: &'static str| [ok.as_slice(), &[("le", v)]].concat();
+    assert_eq!(value(&families, bucket, &le("0.005")), 2.0);
+    assert_eq!(value(&families, bucket, &le("0.25")), 2.0);
+    assert_eq!(value(&families, bucket, &le("0.5")), 3.0);
+    let failed = [
+        ("error_type", "500"),
+        ("http_request_method", "POST"),
+        ("http_response_status_code", "500"),
+        ("http_route", "/verify"),
+        ("url_scheme", "http"),
+    ];
+    assert_eq!(value(&families, count, &failed), 1.0);
+    let no_response = [
+        ("error_type", "_OTHER"),
+        ("http_request_method", "POST"),
+        ("http_route", "/verify"),
+        ("url_scheme", "http"),
+    ];
+    assert_eq!(value(&families, count, &no_response), 1.0);
+    let not_found = [
+        ("http_request_method", "GET"),
+        ("http_response_status_code", "404"),
+        ("url_scheme", "http"),
+    ];
+    assert_eq!(value(&families, count, &not_found), 1.0);
+    let odd = [
+        ("http_request_method", "_OTHER"),
+        ("http_response_status_code", "404"),
+        ("url_scheme", "http"),
+    ];
+    assert_eq!(value(&families, count, &odd), 1.0);
+    // 6 series x (15 buckets + sum + count).
+    assert_eq!(family.samples.len(), 6 * 17);
 }

@@ -1,0 +1,217 @@
+//! `http.server.request.duration`: a histogram with one series per attribute
+//! tuple, sharded per recording thread.
+//!
+//! Each thread owns a small list of series behind a mutex only a scrape ever
+//! contends for; a record is a thread-id lookup, an uncontended lock, a short
+//! linear scan of that thread's series and two additions. The gym
+//! instruments keep their own lock-free shards: nothing here touches them.
+//! The number of series is bounded by the attribute values
+//! [`HttpServerRequest`] can hold (see `gym_metrics_api`'s HTTP module docs).
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, PoisonError};
+
+use gym_metrics_api::catalogue::HTTP_SERVER_DURATION_BOUNDARIES_S;
+use gym_metrics_api::{Boundaries, HttpMethod, HttpServerRequest, UrlScheme};
+use thread_local::ThreadLocal;
+
+/// The attribute tuple identifying one series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct HttpSeriesKey {
+    pub(crate) method: HttpMethod,
+    pub(crate) route: Option<&'static str>,
+    pub(crate) status_code: Option<&'static str>,
+    pub(crate) scheme: UrlScheme,
+    pub(crate) error_type: Option<&'static str>,
+}
+
+impl HttpSeriesKey {
+    fn of(request: &HttpServerRequest) -> Self {
+        Self {
+            method: request.method(),
+            route: request.route(),
+            status_code: request.status_code_str(),
+            scheme: request.scheme(),
+            error_type: request.error_type(),
+        }
+    }
+
+    /// `(label name, value)` pairs sorted by name, as OpenTelemetry's
+    /// exporter orders attributes.
+    pub(crate) fn labels(&self) -> Vec<(&'static str, &'static str)> {
+        let mut labels = Vec::with_capacity(5);
+        if let Some(error) = self.error_type {
+            labels.push(("error_type", error));
+        }
+        labels.push(("http_request_method", self.method.as_str()));
+        if let Some(status) = self.status_code {
+            labels.push(("http_response_status_code", status));
+        }
+        if let Some(route) = self.route {
+            labels.push(("http_route", route));
+        }
+        labels.push(("url_scheme", self.scheme.as_str()));
+        labels
+    }
+}
+
+/// One series' counts: per-bucket (non-cumulative, `+Inf` last) and the sum.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HttpSeriesCounts {
+    pub(crate) bucket_counts: Vec<u64>,
+    pub(crate) sum: f64,
+}
+
+impl HttpSeriesCounts {
+    fn empty(buckets: usize) -> Self {
+        Self {
+            bucket_counts: vec![0; buckets],
+            sum: 0.0,
+        }
+    }
+
+    pub(crate) fn count(&self) -> u64 {
+        self.bucket_counts
+            .iter()
+            .fold(0u64, |a, &c| a.wrapping_add(c))
+    }
+
+    pub(crate) fn cumulative_counts(&self) -> Vec<u64> {
+        let mut total = 0u64;
+        self.bucket_counts
+            .iter()
+            .map(|&c| {
+                total = total.wrapping_add(c);
+                total
+            })
+            .collect()
+    }
+}
+
+/// The HTTP server request histogram of one process.
+#[derive(Debug)]
+pub(crate) struct HttpServerHistogram {
+    boundaries: Boundaries,
+    shards: ThreadLocal<Mutex<Vec<(HttpSeriesKey, HttpSeriesCounts)>>>,
+}
+
+impl HttpServerHistogram {
+    pub(crate) fn new() -> Self {
+        Self {
+            boundaries: Boundaries::new(HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec())
+                .unwrap_or_default(),
+            shards: ThreadLocal::new(),
+        }
+    }
+
+    pub(crate) fn boundaries(&self) -> &Boundaries {
+        &self.boundaries
+    }
+
+    #[inline]
+    pub(crate) fn record(&self, request: &HttpServerRequest) {
+        let key = HttpSeriesKey::of(request);
+        let value = request.duration_s();
+        let bucket = self.boundaries.bucket_index(value);
+        let buckets = self.boundaries.as_slice().len() + 1;
+        let shard = self.shards.get_or(Default::default);
+        // A panic elsewhere cannot leave these counts half-written: recover them.
+        let mut series = shard.lock().unwrap_or_else(PoisonError::into_inner);
+        let index = match series.iter().position(|(k, _)| *k == key) {
+            Some(index) => index,
+            None => {
+                series.push((key, HttpSeriesCounts::empty(buckets)));
+                series.len() - 1
+            }
+        };
+        let counts = &mut series[index].1;
+        counts.bucket_counts[bucket] = counts.bucket_counts[bucket].wrapping_add(1);
+        counts.sum += value;
+    }
+
+    /// Every series, summed over the shards, in label order.
+    pub(crate) fn snapshot(&self) -> BTreeMap<HttpSeriesKey, HttpSeriesCounts> {
+        let buckets = self.boundaries.as_slice().len() + 1;
+        let mut out: BTreeMap<HttpSeriesKey, HttpSeriesCounts> = BTreeMap::new();
+        for shard in self.shards.iter() {
+            let series = shard.lock().unwrap_or_else(PoisonError::into_inner);
+            for (key, counts) in series.iter() {
+                let total = out
+                    .entry(*key)
+                    .or_insert_with(|| HttpSeriesCounts::empty(buckets));
+                for (t, c) in total.bucket_counts.iter_mut().zip(&counts.bucket_counts) {
+                    *t = t.wrapping_add(*c);
+                }
+                total.sum += counts.sum;
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn request(route: Option<&'static str>, status: u16, ms: u64) -> HttpServerRequest {
+        HttpServerRequest::new(
+            HttpMethod::Post,
+            route,
+            UrlScheme::Http,
+            Some(status),
+            Duration::from_millis(ms),
+        )
+    }
+
+    #[test]
+    fn one_series_per_attribute_tuple_exact_across_threads() {
+        let h = Arc::new(HttpServerHistogram::new());
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                let h = Arc::clone(&h);
+                std::thread::spawn(move || {
+                    for i in 0..1_000u64 {
+                        h.record(&request(Some("/verify"), 200, 5));
+                        if i % 10 == 0 {
+                            h.record(&request(None, 404, 20_000));
+                        }
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap();
+        }
+        let s = h.snapshot();
+        assert_eq!(s.len(), 2);
+        let (ok_key, ok) = s.iter().find(|(k, _)| k.route.is_some()).unwrap();
+        assert_eq!(ok.count(), 4_000);
+        assert_eq!(ok.bucket_counts[0], 4_000); // 0.005 s is le="0.005"
+        assert_eq!(ok_key.status_code, Some("200"));
+        let (_, missing) = s.iter().find(|(k, _)| k.route.is_none()).unwrap();
+        assert_eq!(missing.count(), 400);
+        assert_eq!(missing.bucket_counts[14], 400); // 20 s: +Inf
+        assert!((missing.sum - 8_000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn labels_are_sorted_by_name_and_absent_attributes_left_out() {
+        let key = HttpSeriesKey::of(&request(Some("/verify"), 503, 1));
+        let names: Vec<_> = key.labels().iter().map(|l| l.0).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        assert_eq!(names, sorted);
+        assert_eq!(key.labels()[0], ("error_type", "503"));
+        let key = HttpSeriesKey::of(&request(None, 200, 1));
+        assert_eq!(
+            key.labels(),
+            [
+                ("http_request_method", "POST"),
+                ("http_response_status_code", "200"),
+                ("url_scheme", "http")
+            ]
+        );
+    }
+}

@@ -1,16 +1,59 @@
 //! The verify tally: exact counts of completed and successful verifications,
 //! from which the success rate is computed at collection time.
 
+// Under `--cfg loom` the shard's atomics are loom's, so that `tally_loom.rs`
+// checks this very protocol under every interleaving the memory model allows.
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicU64, Ordering};
+#[cfg(not(loom))]
 use std::sync::atomic::{AtomicU64, Ordering};
 use thread_local::ThreadLocal;
 
 /// One thread's counts, on a cache line of its own so that recording threads
 /// never share a line.
-#[derive(Default)]
 #[repr(align(128))]
 struct Shard {
     completed: AtomicU64,
     succeeded: AtomicU64,
+}
+
+impl Default for Shard {
+    fn default() -> Self {
+        Self {
+            completed: AtomicU64::new(0),
+            succeeded: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Shard {
+    /// The writer's side; only the owning thread calls it. Only the owning
+    /// thread writes its shard (a shard changes hands only through thread
+    /// exit, which the thread-id registry synchronises), so a load and a
+    /// store cannot lose an update.
+    #[inline(always)]
+    fn record(&self, succeeded: bool) {
+        let completed = self.completed.load(Ordering::Relaxed);
+        self.completed
+            .store(completed.wrapping_add(1), Ordering::Relaxed);
+        if succeeded {
+            let ok = self.succeeded.load(Ordering::Relaxed);
+            // Release: a reader that sees this success also sees its completion.
+            self.succeeded.store(ok.wrapping_add(1), Ordering::Release);
+        }
+    }
+
+    /// The reader's side: the success count first (acquire), then the
+    /// completions, so that `succeeded <= completed` always holds.
+    #[inline]
+    fn read(&self) -> VerifyCounts {
+        let succeeded = self.succeeded.load(Ordering::Acquire);
+        let completed = self.completed.load(Ordering::Relaxed);
+        VerifyCounts {
+            completed,
+            succeeded,
+        }
+    }
 }
 
 /// Counts of verifications: exact under any number of threads, and cheap to record.
@@ -58,19 +101,7 @@ impl VerifyTally {
     /// ```
     #[inline]
     pub fn record(&self, succeeded: bool) {
-        let shard = self.shards.get_or_default();
-        // Only the owning thread writes its shard (a shard changes hands only
-        // through thread exit, which the thread-id registry synchronises), so a
-        // load and a store cannot lose an update.
-        let completed = shard.completed.load(Ordering::Relaxed);
-        shard
-            .completed
-            .store(completed.wrapping_add(1), Ordering::Relaxed);
-        if succeeded {
-            let ok = shard.succeeded.load(Ordering::Relaxed);
-            // Release: a reader that sees this success also sees its completion.
-            shard.succeeded.store(ok.wrapping_add(1), Ordering::Release);
-        }
+        self.shards.get_or_default().record(succeeded);
     }
 
     /// Sums every shard. `succeeded <= completed` always holds: each shard's
@@ -84,10 +115,9 @@ impl VerifyTally {
     pub fn snapshot(&self) -> VerifyCounts {
         let mut counts = VerifyCounts::default();
         for shard in self.shards.iter() {
-            let succeeded = shard.succeeded.load(Ordering::Acquire);
-            let completed = shard.completed.load(Ordering::Relaxed);
-            counts.succeeded = counts.succeeded.wrapping_add(succeeded);
-            counts.completed = counts.completed.wrapping_add(completed);
+            let read = shard.read();
+            counts.succeeded = counts.succeeded.wrapping_add(read.succeeded);
+            counts.completed = counts.completed.wrapping_add(read.completed);
         }
         counts
     }
@@ -133,7 +163,11 @@ impl VerifyCounts {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, loom))]
+#[path = "tally_loom.rs"]
+mod tally_loom;
+
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;

@@ -42,6 +42,7 @@ mod exporter_choice;
 mod grpc_runtime;
 mod guard;
 mod histogram_aggregation;
+mod http_attributes;
 mod instance_id;
 mod key_values;
 mod protocol;

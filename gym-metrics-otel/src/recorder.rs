@@ -3,10 +3,12 @@
 use std::fmt;
 use std::sync::Arc;
 
-use gym_metrics_api::{catalogue, Boundaries, Recorder, Role, VerifyTally};
+use gym_metrics_api::{catalogue, Boundaries, HttpServerRequest, Recorder, Role, VerifyTally};
 use opentelemetry::metrics::{Gauge, Histogram, Meter, MeterProvider as _};
 use opentelemetry::InstrumentationScope;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
+
+use crate::http_attributes::http_attributes;
 
 /// The meter's instrumentation scope name.
 ///
@@ -22,6 +24,9 @@ pub const METER_SCOPE: &str = "gym-metrics";
 /// are read from a [`VerifyTally`] at collection time, so the exported rate
 /// is always the latest fraction and the counters agree with it.
 /// `gym.servers.active` exists only for the orchestrator role.
+/// `http.server.request.duration` (seconds, the semantic conventions'
+/// advised boundaries whatever the builder's) is dimensioned by method,
+/// route, status, scheme and error type.
 ///
 /// ```
 /// use gym_metrics_api::{Recorder, Role};
@@ -41,6 +46,7 @@ pub struct OtelRecorder {
     rollout: Histogram<f64>,
     verify: Histogram<f64>,
     servers_active: Option<Gauge<u64>>,
+    http_server: Histogram<f64>,
 }
 
 impl OtelRecorder {
@@ -59,7 +65,15 @@ impl OtelRecorder {
                 .with_description(i.description)
                 .build()
         });
+        let http = catalogue::HTTP_SERVER_REQUEST_DURATION;
+        let http_server = meter
+            .f64_histogram(http.name)
+            .with_unit(http.unit.unwrap_or_default())
+            .with_description(http.description)
+            .with_boundaries(catalogue::HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec())
+            .build();
         Self {
+            http_server,
             rollout: histogram(&meter, catalogue::ROLLOUT_DURATION, boundaries),
             verify: histogram(&meter, catalogue::VERIFY_DURATION, boundaries),
             servers_active,
@@ -134,6 +148,12 @@ impl Recorder for OtelRecorder {
         if let Some(g) = &self.servers_active {
             g.record(count, &[]);
         }
+    }
+
+    #[inline]
+    fn record_http_server_request(&self, request: &HttpServerRequest) {
+        self.http_server
+            .record(request.duration_s(), &http_attributes(request));
     }
 }
 

@@ -1,0 +1,217 @@
+//! e2e: a hyper 1 server behind the API's tower layer, recording through the
+//! OpenTelemetry backend, pushed over OTLP/HTTP into a real VictoriaMetrics:
+//! after a known mix of requests, `http_server_request_duration_seconds`
+//! holds exactly the expected series and counts, and no raw path, query or
+//! method spelling is a label value. (Global state: its own test binary.)
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use bytes::Bytes;
+use gym_metrics_api::{HttpServerMetricsLayer, Role, RouteTable};
+use gym_metrics_otel::OtelBuilder;
+use gym_testkit::{require, Tool, VictoriaMetrics};
+use http_body_util::Full;
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use tower::{service_fn, Layer};
+
+const ROUTES: [&str; 4] = ["/health", "/verify", "/tasks/{id}", "/fail"];
+/// The attributes of the instrument, as VictoriaMetrics names them.
+const ATTRIBUTES: [&str; 5] = [
+    "error_type",
+    "http_request_method",
+    "http_response_status_code",
+    "http_route",
+    "url_scheme",
+];
+
+async fn handler(
+    req: http::Request<hyper::body::Incoming>,
+) -> Result<http::Response<Full<Bytes>>, Infallible> {
+    let status = match (req.method().as_str(), req.uri().path()) {
+        ("GET", "/health") | ("POST", "/verify") => 200,
+        ("GET", p) if p.starts_with("/tasks/") && p.len() > "/tasks/".len() => 200,
+        ("GET", "/fail") => 500, // the failing handler
+        (_, "/verify") => 405,
+        _ => 404,
+    };
+    let mut response = http::Response::new(Full::new(Bytes::from_static(b"{}")));
+    *response.status_mut() = http::StatusCode::from_u16(status).unwrap_or_default();
+    Ok(response)
+}
+
+/// Serves the layered handler on 127.0.0.1 from a runtime thread of its own.
+fn serve() -> SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let layer = HttpServerMetricsLayer::new(RouteTable::new(ROUTES).unwrap());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let service = TowerToHyperService::new(layer.layer(service_fn(handler)));
+                tokio::spawn(async move {
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+    });
+    addr
+}
+
+/// One request with any method and target, raw; returns the status.
+fn send(addr: SocketAddr, method: &str, target: &str) -> u16 {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    raw.split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("bad response: {raw}"))
+}
+
+/// The mix: (method, target, expected status, times).
+const MIX: [(&str, &str, u16, usize); 9] = [
+    ("POST", "/verify", 200, 3),
+    ("GET", "/tasks/17", 200, 2),
+    ("GET", "/tasks/abc?secret=hunter2", 200, 1),
+    ("GET", "/health", 200, 1),
+    ("GET", "/no/such/path-12345", 404, 2),
+    ("GET", "/fail", 500, 1),
+    ("PURGE", "/verify", 405, 1),
+    ("BREW", "/teapot", 404, 1),
+    ("get", "/health", 404, 1),
+];
+
+type Labels = Vec<(String, String)>;
+
+fn expected() -> BTreeMap<Labels, f64> {
+    let (m, s, r) = (
+        "http_request_method",
+        "http_response_status_code",
+        "http_route",
+    );
+    let h = ("url_scheme", "http");
+    [
+        (vec![(m, "POST"), (s, "200"), (r, "/verify"), h], 3.0),
+        (vec![(m, "GET"), (s, "200"), (r, "/tasks/{id}"), h], 3.0),
+        (vec![(m, "GET"), (s, "200"), (r, "/health"), h], 1.0),
+        (vec![(m, "GET"), (s, "404"), h], 2.0),
+        (
+            vec![
+                ("error_type", "500"),
+                (m, "GET"),
+                (s, "500"),
+                (r, "/fail"),
+                h,
+            ],
+            1.0,
+        ),
+        (vec![(m, "_OTHER"), (s, "405"), (r, "/verify"), h], 1.0),
+        // `get /health`: methods are case-sensitive; the handler says 404.
+        (vec![(m, "_OTHER"), (s, "404"), (r, "/health"), h], 1.0),
+        (vec![(m, "_OTHER"), (s, "404"), h], 1.0),
+    ]
+    .into_iter()
+    .map(|(labels, v)| {
+        let labels = labels
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        (labels, v)
+    })
+    .collect()
+}
+
+#[test]
+fn request_series_by_route_method_and_status_in_victoria_metrics() {
+    if require(Tool::VictoriaMetrics).is_none() {
+        return;
+    }
+    let vm = VictoriaMetrics::start().unwrap();
+    let guard = OtelBuilder::new()
+        .role(Role::server("math-verifier-0", "resources"))
+        .service_name("e2e-http-layer")
+        .endpoint(vm.otlp_http_metrics_endpoint())
+        .export_interval(Duration::from_millis(300))
+        .install()
+        .unwrap();
+    let addr = serve();
+    let mut total = 0;
+    for (method, target, status, times) in MIX {
+        for _ in 0..times {
+            assert_eq!(send(addr, method, target), status, "{method} {target}");
+            total += 1;
+        }
+    }
+    guard.shutdown().unwrap(); // the final export carries every request
+
+    let sel = r#"{service_name="e2e-http-layer/math-verifier-0"}"#;
+    let promql = format!("http_server_request_duration_seconds_count{sel}");
+    let counts = vm
+        .wait_for(&promql, Duration::from_secs(10), |s| {
+            s.iter().map(|s| s.value).sum::<f64>() == f64::from(total)
+        })
+        .unwrap_or_else(|e| panic!("{e}\n{}", vm.log_tail()));
+    let got: BTreeMap<Labels, f64> = counts
+        .iter()
+        .map(|s| {
+            let labels = s
+                .labels
+                .iter()
+                .filter(|(k, _)| ATTRIBUTES.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            (labels, s.value)
+        })
+        .collect();
+    let want = expected();
+    assert_eq!(got, want);
+
+    let all = vm
+        .query(r#"{__name__=~"http_server_request_duration_seconds_.*",service_name="e2e-http-layer/math-verifier-0"}"#)
+        .unwrap();
+    assert_eq!(
+        all.len(),
+        want.len() * (15 + 2),
+        "15 buckets, sum and count per series"
+    );
+    for s in &all {
+        if let Some(route) = s.labels.get("http_route") {
+            assert!(ROUTES.contains(&route.as_str()), "{route}");
+        }
+        for v in s.labels.values() {
+            for raw in ["12345", "abc", "hunter2", "teapot", "BREW", "PURGE", "/no/"] {
+                assert!(
+                    !v.contains(raw),
+                    "raw request text {raw:?} became a label value: {:?}",
+                    s.labels
+                );
+            }
+        }
+    }
+    let inf = vm
+        .query(r#"sum(http_server_request_duration_seconds_bucket{le="+Inf",service_name="e2e-http-layer/math-verifier-0"})"#)
+        .unwrap();
+    assert_eq!(inf[0].value, f64::from(total));
+}

@@ -7,6 +7,7 @@
 //! - `dist`: release builds, one per backend.
 //! - `screenshot`: the fleet's metrics in Prometheus's web UI, by headless Chromium.
 
+mod bench;
 mod ci;
 mod dist;
 mod screenshot;
@@ -22,6 +23,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let result = match command.as_str() {
+        "bench" => bench::run(rest),
         "ci" => ci::run(rest),
         "e2e" => ci::e2e(rest),
         "tools" => tools::run(rest),

@@ -1,0 +1,71 @@
+//! A loop of N record calls for callgrind to count instructions in.
+//!
+//! `callgrind_loop <empty|rollout|verify> [N]`: `cargo xtask bench` runs it
+//! under `valgrind --tool=callgrind --toggle-collect=gym_bench_<mode>_loop`,
+//! so only the loop's own instructions count. Built normally nothing is
+//! installed (the facade's load and branch); built with `--features noop` the
+//! no-op backend is installed and every record call compiles to nothing.
+
+use std::hint::black_box;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use gym_metrics_api::{record_rollout_duration, record_verify};
+
+/// The loop without a record call: the same argument work, then nothing.
+#[no_mangle]
+#[inline(never)]
+pub fn gym_bench_empty_loop(n: u64) {
+    for i in 0..n {
+        black_box(Duration::from_millis(black_box(i)));
+    }
+}
+
+/// `record_rollout_duration` N times.
+#[no_mangle]
+#[inline(never)]
+pub fn gym_bench_rollout_loop(n: u64) {
+    for i in 0..n {
+        record_rollout_duration(black_box(Duration::from_millis(black_box(i))));
+    }
+}
+
+/// `record_verify` N times (the outcome is a constant: the argument work
+/// stays the same as the empty loop's).
+#[no_mangle]
+#[inline(never)]
+pub fn gym_bench_verify_loop(n: u64) {
+    for i in 0..n {
+        record_verify(black_box(Duration::from_millis(black_box(i))), true);
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let n: u64 = match args.get(1).map(|s| s.parse()) {
+        None => 1_000_000,
+        Some(Ok(n)) => n,
+        Some(Err(_)) => {
+            eprintln!("usage: callgrind_loop <empty|rollout|verify> [N]");
+            return ExitCode::from(2);
+        }
+    };
+    #[cfg(feature = "noop")]
+    let _guard = match gym_metrics_noop::NoopBuilder::new().install() {
+        Ok(guard) => guard,
+        Err(e) => {
+            eprintln!("callgrind_loop: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match args.first().map(String::as_str) {
+        Some("empty") => gym_bench_empty_loop(n),
+        Some("rollout") => gym_bench_rollout_loop(n),
+        Some("verify") => gym_bench_verify_loop(n),
+        _ => {
+            eprintln!("usage: callgrind_loop <empty|rollout|verify> [N]");
+            return ExitCode::from(2);
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,226 @@
+//! `cargo xtask bench [--quick]`: every benchmark of `xtask/bench` (record
+//! path, scrape, OpenTelemetry export), callgrind instruction counts, wrk
+//! against `/metrics`, resident memory and the no-allocation test, in one
+//! run; then `BENCHMARKS.md` and the record-path chart.
+//!
+//! `--quick` runs every benchmark once, briefly, and writes the report under
+//! the target directory instead (to check this command itself).
+
+mod callgrind;
+mod figures;
+mod machine;
+mod report;
+mod results;
+mod svg;
+mod wrk;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::step::{cargo, workspace_root};
+use figures::Doc;
+use results::{Count, Results, Rss, Scrape};
+
+/// The cargo target directory (`$CARGO_TARGET_DIR` or `<root>/target`).
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|p| {
+            if p.is_relative() {
+                workspace_root().join(p)
+            } else {
+                p
+            }
+        })
+        .unwrap_or_else(|| workspace_root().join("target"))
+}
+
+fn status(what: &str, mut cmd: Command) -> Result<(), String> {
+    eprintln!("\n==> bench: {what}: {cmd:?}");
+    match cmd.status() {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(format!("{what}: {s}")),
+        Err(e) => Err(format!("{what}: could not start: {e}")),
+    }
+}
+
+/// Builds the helper binaries; returns `(normal dir, path of the noop callgrind loop)`.
+fn build_bins(out: &Path) -> Result<(PathBuf, PathBuf), String> {
+    // The noop build first: it turns on gym-metrics-api/off, so its binary is
+    // copied away before the normal build overwrites it.
+    let mut noop = cargo();
+    noop.args([
+        "build",
+        "--release",
+        "-p",
+        "gym-bench",
+        "--bin",
+        "callgrind_loop",
+        "--features",
+        "noop",
+    ]);
+    status("build the noop callgrind loop", noop)?;
+    let release = target_dir().join("release");
+    let noop_loop = out.join("callgrind_loop_noop");
+    std::fs::copy(release.join("callgrind_loop"), &noop_loop)
+        .map_err(|e| format!("copying the noop callgrind loop: {e}"))?;
+    let mut bins = cargo();
+    bins.args(["build", "--release", "-p", "gym-bench", "--bins"]);
+    status("build the helper binaries", bins)?;
+    Ok((release, noop_loop))
+}
+
+fn counts(release: &Path, noop_loop: &Path, out: &Path) -> Vec<Count> {
+    let mut counts = Vec::new();
+    for (build, program) in [
+        ("nothing installed", release.join("callgrind_loop")),
+        ("noop backend", noop_loop.to_path_buf()),
+    ] {
+        for mode in ["empty", "rollout", "verify"] {
+            eprintln!("==> bench: callgrind {build} {mode}");
+            counts.push(Count {
+                build,
+                mode,
+                instructions: callgrind::count(&program, mode, out),
+            });
+        }
+    }
+    counts
+}
+
+fn rss(release: &Path, quick: bool) -> Vec<Rss> {
+    let records = if quick { "100000" } else { "10000000" };
+    ["prom", "otel"]
+        .into_iter()
+        .map(|backend| {
+            eprintln!("==> bench: resident memory, {backend}");
+            let figures = Command::new(release.join("rss"))
+                .args([backend, records])
+                .output()
+                .map_err(|e| format!("running rss: {e}"))
+                .and_then(|o| {
+                    let v: serde_json::Value = serde_json::from_slice(&o.stdout).map_err(|e| {
+                        format!(
+                            "rss printed no figures ({e}): {}",
+                            String::from_utf8_lossy(&o.stderr)
+                        )
+                    })?;
+                    let g = |k: &str| v.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+                    Ok((g("rss_kib_small"), g("rss_kib_large"), g("records_large")))
+                });
+            Rss { backend, figures }
+        })
+        .collect()
+}
+
+fn scrape_under_wrk(release: &Path) -> Result<Scrape, String> {
+    let ours = wrk::Server::start(&release.join("prom_endpoint"), &[], 1)?;
+    let body_bytes: usize = ours
+        .extra
+        .first()
+        .and_then(|l| l.trim().parse().ok())
+        .ok_or("prom_endpoint printed no size")?;
+    eprintln!("==> bench: wrk against our /metrics at {}", ours.url);
+    let ours_result = wrk::run(&ours.url)?;
+    drop(ours);
+    let fixed = wrk::Server::start(
+        &release.join("fixed_body_server"),
+        &[body_bytes.to_string()],
+        0,
+    )?;
+    eprintln!(
+        "==> bench: wrk against the fixed-body server at {}",
+        fixed.url
+    );
+    let fixed_result = wrk::run(&fixed.url)?;
+    Ok(Scrape {
+        body_bytes,
+        ours: ours_result,
+        fixed: fixed_result,
+    })
+}
+
+fn now_utc() -> String {
+    Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Runs everything and writes the report.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let quick = args.iter().any(|a| a == "--quick");
+    if let Some(other) = args.iter().find(|a| *a != "--quick") {
+        return Err(format!("bench: unknown argument {other:?} (only --quick)"));
+    }
+    let out = target_dir().join("bench");
+    // Stale figures must not pass for this run's.
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).map_err(|e| format!("creating {}: {e}", out.display()))?;
+
+    let (release, noop_loop) = build_bins(&out)?;
+    let mut benches = cargo();
+    benches
+        .args(["bench", "-p", "gym-bench", "--benches"])
+        .env("GYM_BENCH_OUT", &out);
+    if quick {
+        benches.args(["--", "--test"]);
+    }
+    // A failed bench leaves its JSON missing; the report says so.
+    if let Err(e) = status("benchmarks", benches) {
+        eprintln!("bench: {e}");
+    }
+    let counts = counts(&release, &noop_loop, &out);
+    let rss = rss(&release, quick);
+    let wrk = scrape_under_wrk(&release);
+    let mut no_alloc = cargo();
+    no_alloc.args(["test", "--release", "-p", "gym-bench", "--test", "no_alloc"]);
+    let no_alloc = status("the no-allocation test", no_alloc);
+
+    let results = Results {
+        quick,
+        record_prom: Doc::load(&out, "record_prom"),
+        record_otel: Doc::load(&out, "record_otel"),
+        scrape: Doc::load(&out, "scrape"),
+        otel_export: Doc::load(&out, "otel_export"),
+        counts,
+        rss,
+        wrk,
+        no_alloc,
+        machine: machine::describe(),
+        versions: machine::versions(&workspace_root().join("Cargo.lock")),
+        finished: now_utc(),
+    };
+    let (markdown_path, chart_path) = if quick {
+        (out.join("BENCHMARKS.md"), out.join("record-path.svg"))
+    } else {
+        (
+            workspace_root().join("BENCHMARKS.md"),
+            workspace_root().join(report::CHART_PATH),
+        )
+    };
+    let mut groups = svg::groups(
+        &results.record_prom.rows("threads_1"),
+        &results.record_prom.rows("threads_2"),
+    );
+    groups.extend(
+        svg::groups(
+            &results.record_otel.rows("threads_1"),
+            &results.record_otel.rows("threads_2"),
+        )
+        .into_iter()
+        .filter(|g| g.label.starts_with("gym-metrics-otel")),
+    );
+    let chart = svg::chart("Record path: one histogram record, no attributes", &groups);
+    std::fs::write(&chart_path, chart)
+        .map_err(|e| format!("writing {}: {e}", chart_path.display()))?;
+    std::fs::write(&markdown_path, report::markdown(&results))
+        .map_err(|e| format!("writing {}: {e}", markdown_path.display()))?;
+    println!(
+        "bench: wrote {} and {}",
+        markdown_path.display(),
+        chart_path.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,78 @@
+//! The figures the bench binaries wrote (`<out>/<bench>.json`), read back
+//! with the lookups the report needs.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+/// One bench binary's JSON document, or why it is missing.
+#[derive(Debug, Clone)]
+pub struct Doc(pub Result<Value, String>);
+
+impl Doc {
+    /// Reads `<dir>/<name>.json`.
+    pub fn load(dir: &Path, name: &str) -> Self {
+        let path = dir.join(format!("{name}.json"));
+        Doc(std::fs::read_to_string(&path)
+            .map_err(|e| format!("{} not written: {e}", path.display()))
+            .and_then(|t| serde_json::from_str(&t).map_err(|e| format!("{}: {e}", path.display()))))
+    }
+
+    /// The value at `pointer` (a JSON pointer such as `/render_bytes/prometheus`).
+    pub fn at(&self, pointer: &str) -> Option<&Value> {
+        self.0.as_ref().ok()?.pointer(pointer)
+    }
+
+    /// The number at `pointer`.
+    pub fn num(&self, pointer: &str) -> Option<f64> {
+        self.at(pointer)?.as_f64()
+    }
+
+    /// The rows of a measured table (`threads_1`, `render`, …).
+    pub fn rows(&self, table: &str) -> Vec<Row> {
+        self.at(&format!("/{table}"))
+            .and_then(Value::as_array)
+            .map(|rows| {
+                rows.iter()
+                    .filter_map(|r| {
+                        Some(Row {
+                            name: r.get("name")?.as_str()?.to_string(),
+                            best_ns: r.get("best_ns")?.as_f64()?,
+                            median_ns: r.get("median_ns")?.as_f64()?,
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The median of the row whose name starts with `prefix`.
+    pub fn median(&self, table: &str, prefix: &str) -> Option<f64> {
+        self.rows(table)
+            .into_iter()
+            .find(|r| r.name.starts_with(prefix))
+            .map(|r| r.median_ns)
+    }
+
+    /// Why the document is missing, if it is.
+    pub fn error(&self) -> Option<&str> {
+        self.0.as_ref().err().map(String::as_str)
+    }
+}
+
+/// One measured row.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// The candidate.
+    pub name: String,
+    /// Fastest run, ns per call.
+    pub best_ns: f64,
+    /// Median run, ns per call.
+    pub median_ns: f64,
+}
+
+/// The peers of the record-path table (every row that is neither ours nor
+/// the empty loop).
+pub fn is_peer(name: &str) -> bool {
+    !name.starts_with("gym-metrics") && !name.starts_with("empty")
+}

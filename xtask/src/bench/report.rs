@@ -1,0 +1,457 @@
+//! `BENCHMARKS.md`: a table per section, the ratios, the targets with a
+//! verdict each, the machine, the versions and the exact command.
+
+use std::fmt::Write as _;
+
+use super::callgrind::CALLS;
+use super::figures::{is_peer, Doc, Row};
+use super::results::Results;
+use super::wrk::ARGS as WRK_ARGS;
+
+/// The command that writes the report.
+pub const COMMAND: &str = "cargo xtask bench";
+/// The quick, non-timing mode CI runs.
+pub const QUICK_COMMAND: &str = "cargo test -p gym-bench --benches";
+/// Where the record-path chart is, relative to the workspace root.
+pub const CHART_PATH: &str = "xtask/bench/record-path.svg";
+
+/// One target: what, the measured value, and met or not (`None`: not measured).
+struct Target {
+    what: &'static str,
+    measured: String,
+    met: Option<bool>,
+}
+
+fn verdict(met: Option<bool>) -> &'static str {
+    match met {
+        Some(true) => "met",
+        Some(false) => "**missed**",
+        None => "not measured",
+    }
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    }
+}
+
+fn fmt_ratio(r: Option<f64>) -> String {
+    r.map_or_else(|| "n/a".into(), |r| format!("{r:.2}x"))
+}
+
+/// The fastest peer's median in `table` of the prom record bench.
+fn fastest_peer(doc: &Doc, table: &str) -> Option<Row> {
+    doc.rows(table)
+        .into_iter()
+        .filter(|r| is_peer(&r.name))
+        .min_by(|a, b| a.median_ns.total_cmp(&b.median_ns))
+}
+
+fn targets(r: &Results) -> Vec<Target> {
+    let prom = &r.record_prom;
+    let otel = &r.record_otel;
+    let mut t = Vec::new();
+    let rollout_1 = prom.median("threads_1", "gym-metrics-prom record_rollout");
+    let rollout_2 = prom.median("threads_2", "gym-metrics-prom record_rollout");
+    for (threads, ours, limit, what) in [
+        (
+            "threads_1",
+            rollout_1,
+            0.5,
+            "prom `record_rollout_duration`, 1 thread: ≤ 0.5x the fastest peer",
+        ),
+        (
+            "threads_2",
+            rollout_2,
+            0.25,
+            "prom `record_rollout_duration`, 2 threads: ≤ 0.25x the fastest peer",
+        ),
+    ] {
+        let peer = fastest_peer(prom, threads);
+        let q = ratio(ours, peer.as_ref().map(|p| p.median_ns));
+        t.push(Target {
+            what,
+            measured: format!(
+                "{} ({:.2} ns vs {} {:.2} ns)",
+                fmt_ratio(q),
+                ours.unwrap_or(f64::NAN),
+                peer.as_ref().map_or("?", |p| p.name.as_str()),
+                peer.as_ref().map_or(f64::NAN, |p| p.median_ns)
+            ),
+            met: q.map(|q| q <= limit),
+        });
+    }
+    let q = ratio(rollout_2, rollout_1);
+    t.push(Target {
+        what: "prom `record_rollout_duration`, 2 threads: ≤ 1.5x its own 1-thread figure",
+        measured: fmt_ratio(q),
+        met: q.map(|q| q <= 1.5),
+    });
+    for threads in ["threads_1", "threads_2"] {
+        let q = ratio(
+            otel.median(threads, "gym-metrics-otel record_rollout"),
+            otel.median(threads, "opentelemetry_sdk"),
+        );
+        t.push(Target {
+            what: if threads == "threads_1" {
+                "otel `record_rollout_duration`: ≤ 1.1x the bare SDK record (1 thread)"
+            } else {
+                "otel `record_rollout_duration`: ≤ 1.1x the bare SDK record (2 threads)"
+            },
+            measured: fmt_ratio(q),
+            met: q.map(|q| q <= 1.1),
+        });
+    }
+    for (doc, backend, what) in [
+        (
+            prom,
+            "gym-metrics-prom",
+            "prom `record_verify` ≤ 1.5x `record_rollout_duration` (1 thread)",
+        ),
+        (
+            otel,
+            "gym-metrics-otel",
+            "otel `record_verify` ≤ 1.5x `record_rollout_duration` (1 thread)",
+        ),
+    ] {
+        let q = ratio(
+            doc.median("threads_1", &format!("{backend} record_verify")),
+            doc.median("threads_1", &format!("{backend} record_rollout")),
+        );
+        t.push(Target {
+            what,
+            measured: fmt_ratio(q),
+            met: q.map(|q| q <= 1.5),
+        });
+    }
+    let q = ratio(
+        r.scrape.median("render", "gym-metrics-prom"),
+        r.scrape.median("render", "prometheus-client"),
+    );
+    t.push(Target {
+        what: "render ≤ 1.0x `prometheus-client`'s encoder, same families",
+        measured: fmt_ratio(q),
+        met: q.map(|q| q <= 1.0),
+    });
+    let q = r
+        .wrk
+        .as_ref()
+        .ok()
+        .map(|w| w.ours.requests_per_sec / w.fixed.requests_per_sec);
+    t.push(Target {
+        what: "`/metrics` throughput ≥ 0.7x the fixed-body hyper server",
+        measured: fmt_ratio(q),
+        met: q.map(|q| q >= 0.7),
+    });
+    let q = ratio(
+        r.scrape.num("/record_while_scraping/scraping_median_ns"),
+        r.scrape.num("/record_while_scraping/idle_median_ns"),
+    );
+    t.push(Target {
+        what: "record cost during continuous scraping ≤ 1.2x idle",
+        measured: fmt_ratio(q),
+        met: q.map(|q| q <= 1.2),
+    });
+    let bad = r.scrape.num("/record_while_scraping/inconsistent_scrapes");
+    let scrapes = r.scrape.num("/record_while_scraping/scrapes");
+    t.push(Target {
+        what: "every scrape consistent (`_count` = `+Inf` bucket)",
+        measured: format!(
+            "{} inconsistent of {} scrapes",
+            bad.unwrap_or(f64::NAN),
+            scrapes.unwrap_or(f64::NAN)
+        ),
+        met: bad.map(|b| b == 0.0),
+    });
+    for mode in ["rollout", "verify"] {
+        let (empty, noop) = (
+            r.count("noop backend", "empty"),
+            r.count("noop backend", mode),
+        );
+        t.push(Target {
+            what: if mode == "rollout" {
+                "noop backend: `record_rollout_duration` loop = the empty loop's instructions"
+            } else {
+                "noop backend: `record_verify` loop = the empty loop's instructions"
+            },
+            measured: match (noop, empty) {
+                (Some(n), Some(e)) => format!("{n} vs {e}"),
+                _ => "n/a".into(),
+            },
+            met: noop.zip(empty).map(|(n, e)| n == e),
+        });
+        let (empty, facade) = (
+            r.count("nothing installed", "empty"),
+            r.count("nothing installed", mode),
+        );
+        let per_call = facade
+            .zip(empty)
+            .map(|(f, e)| (f as f64 - e as f64) / CALLS as f64);
+        t.push(Target {
+            what: if mode == "rollout" {
+                "nothing installed: `record_rollout_duration` at most a few (≤ 5) instructions per call over the empty loop"
+            } else {
+                "nothing installed: `record_verify` at most a few (≤ 5) instructions per call over the empty loop"
+            },
+            measured: per_call.map_or_else(|| "n/a".into(), |p| format!("{p:.2} per call")),
+            met: per_call.map(|p| p <= 5.0),
+        });
+    }
+    for rss in &r.rss {
+        let (what, measured, met) = match &rss.figures {
+            Ok((small, large, n)) => (
+                rss.backend,
+                format!("{small} KiB after 10,000 records, {large} KiB after {n}"),
+                Some(large.saturating_sub(*small) <= 256),
+            ),
+            Err(e) => (rss.backend, e.clone(), None),
+        };
+        t.push(Target {
+            what: if what == "prom" {
+                "prom: resident memory after 10,000,000 records = after 10,000 (≤ 256 KiB growth)"
+            } else {
+                "otel: resident memory after 10,000,000 records = after 10,000 (≤ 256 KiB growth)"
+            },
+            measured,
+            met,
+        });
+    }
+    t.push(Target {
+        what: "a record allocates nothing (prom and otel; `tests/no_alloc.rs`)",
+        measured: match &r.no_alloc {
+            Ok(()) => "0 allocations in 100,000 rollout + verify records each".into(),
+            Err(e) => e.clone(),
+        },
+        met: Some(r.no_alloc.is_ok()),
+    });
+    t
+}
+
+fn table(out: &mut String, rows: &[Row], baseline: Option<f64>, reference: Option<(&str, f64)>) {
+    let _ = writeln!(
+        out,
+        "| candidate | best (ns) | median (ns) | median − empty loop (ns) | ratio{} |",
+        reference.map_or(String::new(), |(n, _)| format!(" to {n}"))
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|");
+    for row in rows {
+        let net = baseline.map_or("".into(), |b| format!("{:.2}", row.median_ns - b));
+        let q = reference.map_or("".into(), |(_, v)| format!("{:.2}x", row.median_ns / v));
+        let _ = writeln!(
+            out,
+            "| {} | {:.2} | {:.2} | {net} | {q} |",
+            row.name, row.best_ns, row.median_ns
+        );
+    }
+}
+
+fn missing(out: &mut String, doc: &Doc) {
+    if let Some(e) = doc.error() {
+        let _ = writeln!(out, "\n_Not measured in this run: {e}_\n");
+    }
+}
+
+/// The whole report.
+pub fn markdown(r: &Results) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "# Benchmarks\n");
+    if r.quick {
+        let _ = writeln!(o, "> **Quick mode**: every benchmark ran once, briefly. These figures prove only that the benchmarks run; they are not measurements.\n");
+    }
+    let _ = writeln!(o, "Written by `{COMMAND}`{} on {}. Every table is one process's interleaved run: each candidate runs 20,000 calls, then the next, round after round (200 rounds), so all of them see the same background load; *best* is the fastest run, *median* the median run (of the slower thread with 2 threads), and ratios use the median. Absolute times drift on this shared machine; ratios within one table hold.\n", if r.quick { " --quick" } else { "" }, r.finished);
+    let _ = writeln!(o, "## Machine and versions\n");
+    for line in &r.machine {
+        let _ = writeln!(o, "- {line}");
+    }
+    let _ = writeln!(o, "\n| crate | version |\n|---|---|");
+    for (n, v) in &r.versions {
+        let _ = writeln!(o, "| `{n}` | {v} |");
+    }
+
+    let _ = writeln!(
+        o,
+        "\n## Targets\n\n| target | measured | verdict |\n|---|---|---|"
+    );
+    for t in targets(r) {
+        let _ = writeln!(o, "| {} | {} | {} |", t.what, t.measured, verdict(t.met));
+    }
+
+    let _ = writeln!(o, "\n## Record path\n\nNo attributes; values `i & 8191` ms, spread over the default buckets. Ours through the facade (`gym_metrics_api::record_*`, a `Duration` argument) with the backend installed; peers call their registered histogram directly with an `f64`. With 2 threads both record into the same instrument at once (a barrier starts every run). The prom backend and the peers run in one process (`benches/record_prom.rs`); the otel backend needs its own process (the facade installs once) and is compared with the bare SDK measured there (`benches/record_otel.rs`).\n\n![record path](xtask/bench/record-path.svg)\n");
+    missing(&mut o, &r.record_prom);
+    for (threads, label) in [
+        ("threads_1", "1 thread"),
+        ("threads_2", "2 threads recording into the same instrument"),
+    ] {
+        let rows = r.record_prom.rows(threads);
+        if rows.is_empty() {
+            continue;
+        }
+        let empty = r.record_prom.median(threads, "empty");
+        let peer = fastest_peer(&r.record_prom, threads);
+        let _ = writeln!(o, "### Prometheus backend and peers, {label}\n");
+        table(
+            &mut o,
+            &rows,
+            empty,
+            peer.as_ref().map(|p| ("the fastest peer", p.median_ns)),
+        );
+        let _ = writeln!(o);
+    }
+    missing(&mut o, &r.record_otel);
+    for (threads, label) in [("threads_1", "1 thread"), ("threads_2", "2 threads")] {
+        let rows = r.record_otel.rows(threads);
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "### OpenTelemetry backend and the bare SDK, {label}\n");
+        let sdk = r.record_otel.median(threads, "opentelemetry_sdk");
+        table(
+            &mut o,
+            &rows,
+            r.record_otel.median(threads, "empty"),
+            sdk.map(|s| ("the bare SDK", s)),
+        );
+        let _ = writeln!(o);
+    }
+
+    let _ = writeln!(o, "## Off means free\n\nInstructions counted by callgrind inside the loop function only (`--toggle-collect`), {CALLS} calls, release build (`src/bin/callgrind_loop.rs`). *nothing installed*: the facade with no backend; *noop backend*: `gym-metrics-noop` selected (the API's `off` feature) and installed. In the noop build the record loops compile to the very same code as the empty loop (the linker may fold them into one symbol; every loop symbol is counted). With nothing installed, the disassembly of the rollout loop shows the extra instructions per call: the facade's load of the recorder pointer, a test and a branch, plus two loads of the `black_box`ed `Duration` argument that the compiler hoists above the branch (a caller holding the argument in registers would not pay them).\n\n| build | loop | instructions | per call | per call over the empty loop |\n|---|---|---:|---:|---:|");
+    for c in &r.counts {
+        match &c.instructions {
+            Ok(n) => {
+                let empty = r.count(c.build, "empty").unwrap_or(0);
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {n} | {:.2} | {:.2} |",
+                    c.build,
+                    c.mode,
+                    *n as f64 / CALLS as f64,
+                    (*n as f64 - empty as f64) / CALLS as f64
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(o, "| {} | {} | not counted: {e} | | |", c.build, c.mode);
+            }
+        }
+    }
+
+    let _ = writeln!(o, "\n## Scrape\n\n### Render, same families\n\nBoth duration histograms (10,000 records each, every bucket used), the success-rate gauge, both verify counters and `target_info` with our resource labels, built with each library's own types (`src/scrape_families.rs`). Ours is `PrometheusHandle::render` (shards summed, families built, `prometheus`'s text encoder); `prometheus` is `Registry::gather` + `TextEncoder`; `prometheus-client` is `encoding::text::encode` (OpenMetrics text).\n");
+    missing(&mut o, &r.scrape);
+    let rows = r.scrape.rows("render");
+    if !rows.is_empty() {
+        let client = r.scrape.median("render", "prometheus-client");
+        table(
+            &mut o,
+            &rows,
+            None,
+            client.map(|c| ("prometheus-client", c)),
+        );
+        let bytes = |k: &str| {
+            r.scrape
+                .num(&format!("/render_bytes/{k}"))
+                .unwrap_or(f64::NAN)
+        };
+        let _ = writeln!(o, "\nExposition sizes: ours {} bytes, `prometheus` {} bytes, `prometheus-client` {} bytes.", bytes("gym-metrics-prom"), bytes("prometheus"), bytes("prometheus-client"));
+    }
+    if let Some(idle) = r.scrape.num("/record_while_scraping/idle_median_ns") {
+        let g = |k: &str| {
+            r.scrape
+                .num(&format!("/record_while_scraping/{k}"))
+                .unwrap_or(f64::NAN)
+        };
+        let _ = writeln!(o, "\n### Recording while a scraper renders continuously\n\nOne thread records `record_rollout_duration` (the recorder directly) while another renders in a loop; runs alternate between scraper idle and scraper rendering. Every scrape is checked: `_count` equals the `+Inf` bucket for both histograms.\n\n| | best (ns) | median (ns) |\n|---|---:|---:|\n| idle | {:.2} | {idle:.2} |\n| while scraping | {:.2} | {:.2} |\n\nRatio (median): {}. Scrapes during the run: {}, inconsistent: {}.", g("idle_best_ns"), g("scraping_best_ns"), g("scraping_median_ns"), fmt_ratio(Some(g("scraping_median_ns") / idle)), g("scrapes"), g("inconsistent_scrapes"));
+    }
+    let _ = writeln!(o, "\n### `/metrics` under wrk\n\n`wrk {}` against our endpoint (`PrometheusBuilder::install`, the scrape bench's recordings) and then against a minimal hyper 1 server on a current-thread runtime returning a fixed body of the same size (`src/bin/fixed_body_server.rs`), loopback only, one after the other in the same run. wrk shares the 2 cores with the server.\n", WRK_ARGS.join(" "));
+    match &r.wrk {
+        Ok(w) => {
+            let _ = writeln!(o, "| server | requests/s | latency mean | latency p99 | ratio |\n|---|---:|---:|---:|---:|");
+            for (name, x) in [
+                ("gym-metrics-prom `/metrics`", &w.ours),
+                ("fixed body, hyper 1", &w.fixed),
+            ] {
+                let _ = writeln!(
+                    o,
+                    "| {name} | {:.0} | {} | {} | {:.2}x |",
+                    x.requests_per_sec,
+                    x.latency_avg,
+                    x.latency_p99,
+                    x.requests_per_sec / w.fixed.requests_per_sec
+                );
+            }
+            let _ = writeln!(o, "\nBody: {} bytes.", w.body_bytes);
+        }
+        Err(e) => {
+            let _ = writeln!(o, "_Not measured in this run: {e}_");
+        }
+    }
+
+    let _ = writeln!(o, "\n## OpenTelemetry export\n\nOTLP http/protobuf to a loopback receiver that answers `200` and counts bytes (`src/otlp_sink.rs`), an export every 50 ms for 3 s, three times each, alternating; the same instruments and 10,000 records in each (two histograms with the same boundaries, the success-rate gauge and two counters observed at collection). CPU time is the whole process's (exporter thread, HTTP client, receiver) divided by the exports received. The bytes differ also by the resource: ours carries the role's attributes, the service name and an instance id.\n");
+    missing(&mut o, &r.otel_export);
+    if r.otel_export.error().is_none() {
+        let _ = writeln!(
+            o,
+            "| pipeline | exports | CPU per export (µs) | bytes per export |\n|---|---:|---:|---:|"
+        );
+        for k in ["gym-metrics-otel", "opentelemetry_sdk"] {
+            let g = |f: &str| {
+                r.otel_export
+                    .num(&format!("/export/{k}/{f}"))
+                    .unwrap_or(f64::NAN)
+            };
+            let _ = writeln!(
+                o,
+                "| {k} | {} | {:.1} | {:.0} |",
+                g("exports"),
+                g("cpu_us_per_export"),
+                g("bytes_per_export")
+            );
+        }
+        let q = ratio(
+            r.otel_export
+                .num("/export/gym-metrics-otel/cpu_us_per_export"),
+            r.otel_export
+                .num("/export/opentelemetry_sdk/cpu_us_per_export"),
+        );
+        let b = ratio(
+            r.otel_export
+                .num("/export/gym-metrics-otel/bytes_per_export"),
+            r.otel_export
+                .num("/export/opentelemetry_sdk/bytes_per_export"),
+        );
+        let _ = writeln!(
+            o,
+            "\nRatios (ours to the bare SDK): CPU {}, bytes {}.",
+            fmt_ratio(q),
+            fmt_ratio(b)
+        );
+    }
+
+    let _ = writeln!(o, "\n## Memory\n\nVmRSS of a process recording rollouts and verifications into one backend's recorder (`src/bin/rss.rs`), after 10,000 records of each and after 10,000,000; and a counting global allocator around 100,000 records of each after warm-up (`tests/no_alloc.rs`).\n\n| backend | RSS after 10,000 (KiB) | RSS after the large count (KiB) | growth (KiB) |\n|---|---:|---:|---:|");
+    for rss in &r.rss {
+        match &rss.figures {
+            Ok((s, l, n)) => {
+                let _ = writeln!(
+                    o,
+                    "| {} ({n} records) | {s} | {l} | {} |",
+                    rss.backend,
+                    *l as i64 - *s as i64
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(o, "| {} | not measured: {e} | | |", rss.backend);
+            }
+        }
+    }
+    let _ = writeln!(
+        o,
+        "\nAllocations per record: {}.",
+        match &r.no_alloc {
+            Ok(()) => "0 (test passed)".to_string(),
+            Err(e) => format!("test failed: {e}"),
+        }
+    );
+
+    let _ = writeln!(o, "\n## Reproduce\n\n```sh\ncargo xtask tools   # provisions wrk under target/tools/bin\n{COMMAND}         # about 10 minutes; writes BENCHMARKS.md and {CHART_PATH}\n{QUICK_COMMAND}   # what CI runs: every bench once, no timing\n```");
+    o
+}

@@ -1,0 +1,74 @@
+//! Everything one `cargo xtask bench` run measured, before it is written up.
+
+use super::figures::Doc;
+use super::wrk::WrkResult;
+
+/// Instruction counts of one callgrind loop.
+#[derive(Debug, Clone)]
+pub struct Count {
+    /// Which build: `nothing installed` or `noop backend`.
+    pub build: &'static str,
+    /// `empty`, `rollout` or `verify`.
+    pub mode: &'static str,
+    /// Instructions in the loop, or why not counted.
+    pub instructions: Result<u64, String>,
+}
+
+/// Resident memory of one backend.
+#[derive(Debug, Clone)]
+pub struct Rss {
+    /// `prom` or `otel`.
+    pub backend: &'static str,
+    /// `(KiB after 10,000 records, KiB after the large count, the large count)`.
+    pub figures: Result<(u64, u64, u64), String>,
+}
+
+/// `/metrics` under wrk.
+#[derive(Debug, Clone)]
+pub struct Scrape {
+    /// The exposition size, bytes (the fixed body has the same).
+    pub body_bytes: usize,
+    /// Our endpoint.
+    pub ours: WrkResult,
+    /// The fixed-body hyper server.
+    pub fixed: WrkResult,
+}
+
+/// One run's results.
+#[derive(Debug)]
+pub struct Results {
+    /// Quick mode: figures prove only that everything runs.
+    pub quick: bool,
+    /// `record_prom.json`.
+    pub record_prom: Doc,
+    /// `record_otel.json`.
+    pub record_otel: Doc,
+    /// `scrape.json`.
+    pub scrape: Doc,
+    /// `otel_export.json`.
+    pub otel_export: Doc,
+    /// Callgrind counts.
+    pub counts: Vec<Count>,
+    /// Resident memory.
+    pub rss: Vec<Rss>,
+    /// wrk, or why it did not run.
+    pub wrk: Result<Scrape, String>,
+    /// The counting-allocator test's verdict.
+    pub no_alloc: Result<(), String>,
+    /// The machine, one line per fact.
+    pub machine: Vec<String>,
+    /// `(crate, version)` measured.
+    pub versions: Vec<(String, String)>,
+    /// When the run ended (UTC, `date -u` style).
+    pub finished: String,
+}
+
+impl Results {
+    /// Instructions of `(build, mode)`, if counted.
+    pub fn count(&self, build: &str, mode: &str) -> Option<u64> {
+        self.counts
+            .iter()
+            .find(|c| c.build == build && c.mode == mode)
+            .and_then(|c| c.instructions.as_ref().ok().copied())
+    }
+}

@@ -1,12 +1,14 @@
 //! One resources server, launched as the fleet launches it (`gym-fleet server`),
 //! driven over real HTTP: `POST /verify` answers a verdict (or the simulated
 //! handler error), other routes are refused, closing its standard input stops
-//! it, and its final report counts every verification. Runs on every backend.
+//! it, and its final report counts every verification. Runs on every backend;
+//! on `prom` its own scrape also carries `http_server_request_duration_seconds`
+//! by route and status, from the API's tower layer.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use gym_testkit::http_post;
+use gym_testkit::{http_get, http_post};
 use serde_json::Value;
 
 fn json(body: &[u8]) -> Value {
@@ -77,6 +79,40 @@ fn a_resources_server_verifies_over_http_and_reports_its_totals() {
     assert_eq!(status, 400, "{}", json(&answer));
     let other = format!("http://{addr}/elsewhere");
     assert_eq!(http_post(&other, &content, b"{}").expect("answered").0, 404);
+
+    let scraped = cfg!(feature = "prom") && !cfg!(feature = "noop");
+    assert_eq!(ready["metrics_addr"].is_string(), scraped, "{ready}");
+    if let Some(metrics) = ready["metrics_addr"].as_str() {
+        let (status, _, text) =
+            http_get(&format!("http://{metrics}/metrics"), &[]).expect("scraped");
+        assert_eq!(status, 200);
+        let text = String::from_utf8_lossy(&text);
+        let count = |labels: &str| -> f64 {
+            let series = format!(
+                "http_server_request_duration_seconds_count{{{labels},url_scheme=\"http\",otel_scope_name=\"gym-metrics\""
+            );
+            text.lines()
+                .find(|l| l.starts_with(&series))
+                .and_then(|l| l.rsplit(' ').next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("no {series} in\n{text}"))
+        };
+        let verify = r#"http_route="/verify""#;
+        let ok = format!(r#"http_request_method="POST",http_response_status_code="200",{verify}"#);
+        assert_eq!(count(&ok), f64::from(passed + failed));
+        let error = format!(
+            r#"error_type="500",http_request_method="POST",http_response_status_code="500",{verify}"#
+        );
+        assert_eq!(count(&error), f64::from(errors));
+        let bad = format!(r#"http_request_method="POST",http_response_status_code="400",{verify}"#);
+        assert_eq!(count(&bad), 1.0);
+        // The unknown path has no route: never the raw path as a label value.
+        assert_eq!(
+            count(r#"http_request_method="POST",http_response_status_code="404""#),
+            1.0
+        );
+        assert!(!text.contains("elsewhere"), "{text}");
+    }
 
     drop(server.stdin.take()); // the orchestrator's stop request
     let last = lines.map_while(Result::ok).last().expect("a final line");

@@ -1,6 +1,8 @@
 //! A resources server: a hyper 1 HTTP service with `POST /verify` (a small
 //! JSON task in, a pass/fail JSON verdict out) that records `gym.verify.*`
-//! around its handler with the server role.
+//! around its handler with the server role, and every request into
+//! `http.server.request.duration` through the API's tower layer (route
+//! `/verify`, or none for an unknown path).
 
 use std::convert::Infallible;
 use std::error::Error;
@@ -8,14 +10,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
-use gym_metrics_api::{Role, VerifyTimer};
+use gym_metrics_api::{HttpServerMetricsLayer, Role, RouteTable, VerifyTimer};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
+use tower::Layer;
 
 use super::args::{ServerConfig, Simulation};
 use super::child::{loopback, report_every_second, stop_requested, LocalTally, VERIFY_FAMILY};
@@ -23,6 +27,9 @@ use super::protocol::{emit, Event};
 use super::rng::Rng;
 use super::verdict::{draw, Outcome};
 use crate::backend;
+
+/// Every route this server answers: the only values `http.route` takes.
+const ROUTES: [&str; 1] = ["/verify"];
 
 /// Salt of the random streams verdicts are drawn from (one per task).
 const VERDICT_STREAM: u64 = 0x5E4F_1D1C_7000_0000;
@@ -60,6 +67,7 @@ pub async fn run(cfg: ServerConfig) -> Result<(), Box<dyn Error>> {
         loopback(cfg.metrics_port),
     )?;
     let listener = TcpListener::bind(loopback(0)).await?;
+    let metrics_layer = HttpServerMetricsLayer::new(RouteTable::new(ROUTES)?);
     let tally = Arc::new(LocalTally::default());
     let state = Arc::new(State {
         simulation: cfg.simulation.clone(),
@@ -87,7 +95,7 @@ pub async fn run(cfg: ServerConfig) -> Result<(), Box<dyn Error>> {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     let state = Arc::clone(&state);
-                    connections.spawn(serve_connection(stream, state));
+                    connections.spawn(serve_connection(stream, state, metrics_layer.clone()));
                 }
                 Err(e) => eprintln!("{}: accept failed: {e}", cfg.name),
             },
@@ -116,8 +124,15 @@ pub async fn run(cfg: ServerConfig) -> Result<(), Box<dyn Error>> {
     guard.shutdown()
 }
 
-async fn serve_connection(stream: tokio::net::TcpStream, state: Arc<State>) {
-    let service = hyper::service::service_fn(move |req| route(req, Arc::clone(&state)));
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    state: Arc<State>,
+    metrics: HttpServerMetricsLayer,
+) {
+    // A tower service behind the metrics layer, handed to hyper as a hyper service.
+    let service = TowerToHyperService::new(
+        metrics.layer(tower::service_fn(move |req| route(req, Arc::clone(&state)))),
+    );
     // A client that hangs up mid-request is its own problem; nothing to report.
     let _ = hyper::server::conn::http1::Builder::new()
         .serve_connection(TokioIo::new(stream), service)

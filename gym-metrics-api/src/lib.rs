@@ -40,6 +40,7 @@ mod facade;
 mod http_server;
 mod install;
 mod recorder;
+pub mod resource;
 pub mod role;
 mod tally;
 mod timer;

@@ -43,7 +43,6 @@ mod grpc_runtime;
 mod guard;
 mod histogram_aggregation;
 mod http_attributes;
-mod instance_id;
 mod key_values;
 mod protocol;
 mod recorder;

@@ -17,12 +17,12 @@ use crate::console_exporter::ConsoleExporter;
 use crate::console_writer::ConsoleWriter;
 use crate::export_log::LoggedExporter;
 use crate::grpc_runtime::{GrpcRuntime, OnRuntime};
-use crate::instance_id::new_instance_id;
 use crate::resource::build_resource;
 use crate::{
     endpoint, BuildError, ConfigError, MetricsExporter, OtelBuilder, OtelGuard, OtelRecorder,
     OtlpProtocol,
 };
+use gym_metrics_api::resource::new_instance_id;
 
 impl OtelBuilder {
     /// Starts the pipeline without touching the process-wide facade: the
@@ -54,11 +54,19 @@ impl OtelBuilder {
                 ConfigError::invalid("export_timeout", "0ms", "a positive duration").into(),
             );
         }
+        // A `service.instance.id` the user gave (e.g. a pod name) is kept, as
+        // gym-metrics-prom does; otherwise each process gets a fresh one.
+        let instance_id = self
+            .resource_attributes
+            .iter()
+            .find(|(key, _)| key == "service.instance.id")
+            .map(|(_, id)| id.clone())
+            .unwrap_or_else(new_instance_id);
         let resource = build_resource(
             &self.role,
             self.service_name.as_deref(),
             &self.resource_attributes,
-            new_instance_id(),
+            instance_id,
         );
         let mut provider = SdkMeterProvider::builder().with_resource(resource);
         if let Some(aggregation) = self.histogram_aggregation.sdk_override() {

@@ -44,11 +44,13 @@ impl EnvConfig {
         };
         let resource_attributes = match get(RESOURCE_ATTRIBUTES_VAR) {
             None => Vec::new(),
-            Some(value) => parse_resource_attributes(&value).ok_or(ConfigError::InvalidVariable {
-                variable: RESOURCE_ATTRIBUTES_VAR,
-                value,
-                expected: "comma-separated key=value pairs with non-empty keys and percent-encoded values, e.g. deployment.environment=lab,team=rl",
-            })?,
+            Some(value) => gym_metrics_api::resource::parse_key_value_list(&value).ok_or(
+                ConfigError::InvalidVariable {
+                    variable: RESOURCE_ATTRIBUTES_VAR,
+                    value,
+                    expected: gym_metrics_api::resource::KEY_VALUE_LIST_FORMAT,
+                },
+            )?,
         };
         Ok(Self {
             host: get(HOST_VAR).map(|h| h.trim().to_string()),
@@ -57,41 +59,6 @@ impl EnvConfig {
             resource_attributes,
         })
     }
-}
-
-/// `k=v,k2=v2` into pairs; `None` if an entry has no `=`, an empty key or a
-/// broken percent escape.
-fn parse_resource_attributes(value: &str) -> Option<Vec<(String, String)>> {
-    value
-        .split(',')
-        .map(str::trim)
-        .filter(|entry| !entry.is_empty())
-        .map(|entry| {
-            let (key, value) = entry.split_once('=')?;
-            let key = key.trim();
-            if key.is_empty() {
-                return None;
-            }
-            Some((key.to_string(), percent_decode(value.trim())?))
-        })
-        .collect()
-}
-
-fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]

@@ -74,7 +74,6 @@ mod guard;
 mod gym_metrics;
 mod handle;
 mod http_histogram;
-mod instance_id;
 mod listen_address;
 mod naming;
 mod openmetrics;

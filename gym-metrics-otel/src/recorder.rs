@@ -17,6 +17,12 @@ use crate::http_attributes::http_attributes;
 /// ```
 pub const METER_SCOPE: &str = "gym-metrics";
 
+/// The largest duration given to the SDK, in ms: [`std::time::Duration::MAX`]'s,
+/// as the facade caps it. The SDK's histogram sum does not saturate, so
+/// `f64::MAX` recorded twice straight into this recorder would make it +Inf;
+/// capped, no number of records can (same `+Inf` bucket, count exact).
+const MAX_DURATION_MS: f64 = u64::MAX as f64 * 1_000.0;
+
 /// Records the catalogue's instruments into an OpenTelemetry SDK meter.
 ///
 /// Recording only aggregates in memory (never blocks on export): the two
@@ -134,12 +140,12 @@ impl Recorder for OtelRecorder {
 
     #[inline]
     fn record_rollout_duration(&self, duration_ms: f64) {
-        self.rollout.record(duration_ms, &[]);
+        self.rollout.record(duration_ms.min(MAX_DURATION_MS), &[]);
     }
 
     #[inline]
     fn record_verify(&self, duration_ms: f64, succeeded: bool) {
-        self.verify.record(duration_ms, &[]);
+        self.verify.record(duration_ms.min(MAX_DURATION_MS), &[]);
         self.tally.record(succeeded);
     }
 

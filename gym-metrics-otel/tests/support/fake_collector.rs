@@ -22,6 +22,10 @@ pub enum Answer {
     Ok,
     /// 500 Internal Server Error; the request is dropped.
     InternalError,
+    /// 429 Too Many Requests with `Retry-After: 1`; the request is dropped.
+    TooManyRequests,
+    /// 200 like [`Answer::Ok`], but only after this delay (a slow collector).
+    Slow(Duration),
 }
 
 #[derive(Default)]
@@ -31,6 +35,7 @@ struct Shared {
     accepted: Mutex<Vec<ExportMetricsServiceRequest>>,
     last_headers: Mutex<Vec<(String, String)>>,
     connections: Mutex<Vec<TcpStream>>,
+    slow_answered: Mutex<Vec<ExportMetricsServiceRequest>>,
 }
 
 pub struct FakeCollector {
@@ -66,6 +71,11 @@ impl FakeCollector {
     /// Requests answered 200, decoded.
     pub fn accepted(&self) -> Vec<ExportMetricsServiceRequest> {
         self.shared.accepted.lock().unwrap().clone()
+    }
+
+    /// Requests a [`Answer::Slow`] collector answered 200 (late), decoded.
+    pub fn slow_answered(&self) -> Vec<ExportMetricsServiceRequest> {
+        self.shared.slow_answered.lock().unwrap().clone()
     }
 
     /// The headers of the latest request, names lower-cased.
@@ -183,6 +193,19 @@ fn handle(stream: TcpStream, shared: &Shared) {
             }
             Answer::InternalError => {
                 b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\nboom"
+            }
+            Answer::TooManyRequests => {
+                b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\nslow"
+            }
+            Answer::Slow(delay) => {
+                std::thread::sleep(delay);
+                // Kept only if the client is still there to be answered.
+                let request = ExportMetricsServiceRequest::decode(body.as_slice()).unwrap();
+                let ok = b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n";
+                if writer.write_all(ok).is_ok() && writer.flush().is_ok() {
+                    shared.slow_answered.lock().unwrap().push(request);
+                }
+                continue;
             }
         };
         if writer.write_all(response).is_err() {

@@ -1,0 +1,99 @@
+//! A slow collector (RELIABILITY.md, case 2): each answer comes 1.5 s late,
+//! past the 500 ms export timeout. Recording is never slowed by the hung
+//! exports, memory stays flat, shutdown returns within its deadline; and a
+//! collector slow but within the timeout receives the exact totals.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use gym_metrics_api::{catalogue, Role};
+use gym_metrics_otel::OtelBuilder;
+use support::fake_collector::{histogram_point, int_value, Answer, FakeCollector};
+use support::*;
+
+const PER_BATCH: usize = 5_000;
+
+#[test]
+fn a_collector_slower_than_the_timeout_never_slows_recording_and_shutdown_is_bounded() {
+    let collector = FakeCollector::start(Answer::Slow(Duration::from_millis(1500)));
+    let deadline = Duration::from_secs(2);
+    let (recorder, guard) = OtelBuilder::new()
+        .role(Role::orchestrator())
+        .endpoint(collector.endpoint())
+        .export_interval(Duration::from_millis(100))
+        .export_timeout(Duration::from_millis(500))
+        .shutdown_timeout(deadline)
+        .build()
+        .unwrap();
+
+    let before = record_cost_ns(&recorder, 7, PER_BATCH);
+    let rss_before = rss_bytes();
+    let mut slowest_batch = Duration::ZERO;
+    let slow_since = Instant::now();
+    while slow_since.elapsed() < Duration::from_millis(2000) {
+        let t = Instant::now();
+        record_cost_ns(&recorder, 1, PER_BATCH);
+        slowest_batch = slowest_batch.max(t.elapsed());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let during = record_cost_ns(&recorder, 7, PER_BATCH);
+    let rss_growth = rss_bytes().saturating_sub(rss_before);
+    let attempts = collector.attempts();
+    eprintln!(
+        "slow: {attempts} exports reached it; record cost {before:.0} ns -> {during:.0} ns, slowest batch of {PER_BATCH} {slowest_batch:?}; RSS growth {} KiB",
+        rss_growth / 1024
+    );
+    assert!(attempts >= 2, "{attempts} export attempts");
+    assert!(
+        during < before * 3.0 + 2_000.0,
+        "record cost grew: {before} -> {during} ns"
+    );
+    // A batch that had waited for an export would take the 500 ms timeout at least.
+    assert!(
+        slowest_batch < Duration::from_millis(400),
+        "a record waited: {slowest_batch:?}"
+    );
+    assert!(
+        rss_growth < 16 * 1024 * 1024,
+        "memory grew by {rss_growth} bytes"
+    );
+
+    let start = Instant::now();
+    let result = guard.shutdown();
+    let took = start.elapsed();
+    eprintln!("slow: shutdown took {took:?}: {result:?}");
+    assert!(took < deadline + Duration::from_millis(300), "{took:?}");
+}
+
+#[test]
+fn a_collector_slow_within_the_timeout_gets_the_exact_totals() {
+    let collector = FakeCollector::start(Answer::Slow(Duration::from_millis(300)));
+    let (recorder, guard) = OtelBuilder::new()
+        .role(Role::orchestrator())
+        .endpoint(collector.endpoint())
+        .export_interval(Duration::from_millis(100))
+        .export_timeout(Duration::from_secs(2))
+        .shutdown_timeout(Duration::from_secs(3))
+        .build()
+        .unwrap();
+    record_reference_sequence(&recorder);
+    let start = Instant::now();
+    let result = guard.shutdown();
+    assert!(result.is_ok(), "{result:?} after {:?}", start.elapsed());
+    let last = collector
+        .slow_answered()
+        .pop()
+        .expect("the final export, answered late but answered");
+    let rollouts = histogram_point(&last, catalogue::ROLLOUT_DURATION.name);
+    assert_eq!(rollouts.count, ROLLOUTS_MS.len() as u64);
+    assert_eq!(rollouts.sum, Some(ROLLOUTS_MS.iter().sum::<f64>()));
+    assert_eq!(
+        int_value(&last, catalogue::VERIFY_COMPLETED.name),
+        VERIFIES.len() as i64
+    );
+    assert_eq!(
+        int_value(&last, catalogue::SERVERS_ACTIVE.name),
+        FLEET_SIZE as i64
+    );
+}

@@ -4,7 +4,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use gym_metrics_api::{Recorder, Role};
+use gym_metrics_api::{
+    HttpMethod, HttpServerRequest, HttpServerRequestTimer, Recorder, Role, UrlScheme,
+};
 
 static CALLS: AtomicU64 = AtomicU64::new(0);
 
@@ -22,6 +24,9 @@ impl Recorder for Spy {
     fn record_active_servers(&self, _: u64) {
         CALLS.fetch_add(1, Ordering::SeqCst);
     }
+    fn record_http_server_request(&self, _: &HttpServerRequest) {
+        CALLS.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 #[test]
@@ -36,6 +41,19 @@ fn nothing_reaches_any_recorder() {
     installation.fleet_size().unwrap().set(3);
     drop(gym_metrics_api::RolloutTimer::start());
     drop(gym_metrics_api::VerifyTimer::start());
+    gym_metrics_api::record_http_server_request(&HttpServerRequest::new(
+        HttpMethod::Get,
+        Some("/verify"),
+        UrlScheme::Http,
+        Some(200),
+        Duration::from_millis(1),
+    ));
+    HttpServerRequestTimer::start(HttpMethod::Post, None, UrlScheme::Http).finish(500);
+    drop(HttpServerRequestTimer::start(
+        HttpMethod::Post,
+        None,
+        UrlScheme::Http,
+    ));
     assert_eq!(CALLS.load(Ordering::SeqCst), 0);
     // The role is still declared: start-up code behaves as with any backend.
     assert!(gym_metrics_api::role().unwrap().is_orchestrator());

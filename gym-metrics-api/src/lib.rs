@@ -10,6 +10,12 @@
 //! | `gym.verify.success_rate` | gauge | none |
 //! | `gym.servers.active` | gauge (orchestrator only) | none |
 //! | `gym.verify.completed`, `gym.verify.succeeded` | counters | none |
+//! | `http.server.request.duration` | histogram, by route, method, status | s |
+//!
+//! The HTTP server metric is recorded by [`HttpServerRequestTimer`] or, with
+//! the `tower` feature, by `HttpServerMetricsLayer` (tower/axum, and hyper 1
+//! through hyper-util's `TowerToHyperService`); every label value comes from a
+//! bounded set (see [`HttpServerRequest`]).
 //!
 //! `gym.server.request_duration_ms` is deliberately never exported (see
 //! [`catalogue::SERVER_REQUEST_DURATION`]).

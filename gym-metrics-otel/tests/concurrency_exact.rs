@@ -1,0 +1,118 @@
+//! Concurrency (RELIABILITY.md, case 3), OpenTelemetry backend: 16 threads
+//! record mixed rollouts and verifications while the SDK exports every 50 ms
+//! to a loopback collector. Every export has a success rate within `[0, 1]`
+//! and counts never older than the export before it; the final export holds
+//! every count, sum and the success fraction exactly.
+//!
+//! `GYM_RELIABILITY_OTEL_RECORDS` sets the records per thread (default
+//! 1,000,000: a few seconds even in a debug build).
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use gym_metrics_api::{catalogue, Recorder, Role};
+use gym_metrics_otel::OtelBuilder;
+use support::fake_collector::{
+    double_value, find, histogram_point, int_value, Answer, FakeCollector,
+};
+
+const THREADS: u64 = 16;
+
+fn records_per_thread() -> u64 {
+    std::env::var("GYM_RELIABILITY_OTEL_RECORDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000)
+}
+
+/// Whole milliseconds, so that every partial sum is exact in `f64`.
+fn duration(t: u64, i: u64) -> f64 {
+    ((t * 7 + i) % 4_000) as f64
+}
+
+#[test]
+fn sixteen_threads_of_mixed_records_are_exact_and_every_export_is_consistent() {
+    let per_thread = records_per_thread();
+    let collector = FakeCollector::start(Answer::Ok);
+    let (recorder, guard) = OtelBuilder::new()
+        .role(Role::server("conc-0", "resources"))
+        .endpoint(collector.endpoint())
+        .export_interval(Duration::from_millis(50))
+        .shutdown_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let recorder = &recorder;
+            s.spawn(move || {
+                for i in 0..per_thread {
+                    if i % 4 == 0 {
+                        recorder.record_rollout_duration(duration(t, i));
+                    } else {
+                        recorder.record_verify(duration(t, i), i % 3 != 0);
+                    }
+                }
+            });
+        }
+    });
+    let elapsed = started.elapsed();
+    guard.shutdown().unwrap();
+
+    let exports = collector.accepted();
+    let mut previous = (0i64, 0i64);
+    for (n, e) in exports.iter().enumerate() {
+        if find(e, catalogue::VERIFY_COMPLETED.name).is_none() {
+            continue;
+        }
+        let completed = int_value(e, catalogue::VERIFY_COMPLETED.name);
+        let succeeded = int_value(e, catalogue::VERIFY_SUCCEEDED.name);
+        assert!(
+            succeeded <= completed,
+            "export {n}: {succeeded} > {completed}"
+        );
+        assert!(
+            completed >= previous.0 && succeeded >= previous.1,
+            "export {n} went back: {completed}/{succeeded} after {previous:?}"
+        );
+        if find(e, catalogue::VERIFY_SUCCESS_RATE.name).is_some() {
+            let rate = double_value(e, catalogue::VERIFY_SUCCESS_RATE.name);
+            assert!((0.0..=1.0).contains(&rate), "export {n}: rate {rate}");
+        }
+        previous = (completed, succeeded);
+    }
+
+    let (mut rollouts, mut rollout_sum, mut verifies, mut verify_sum, mut ok) =
+        (0u64, 0f64, 0u64, 0f64, 0u64);
+    for t in 0..THREADS {
+        for i in 0..per_thread {
+            if i % 4 == 0 {
+                rollouts += 1;
+                rollout_sum += duration(t, i);
+            } else {
+                verifies += 1;
+                verify_sum += duration(t, i);
+                ok += u64::from(i % 3 != 0);
+            }
+        }
+    }
+    let last = exports.last().expect("the final export");
+    eprintln!(
+        "otel concurrency: {THREADS} x {per_thread} records in {elapsed:?}; {} exports checked",
+        exports.len()
+    );
+    let r = histogram_point(last, catalogue::ROLLOUT_DURATION.name);
+    assert_eq!((r.count, r.sum), (rollouts, Some(rollout_sum)));
+    let v = histogram_point(last, catalogue::VERIFY_DURATION.name);
+    assert_eq!((v.count, v.sum), (verifies, Some(verify_sum)));
+    assert_eq!(
+        int_value(last, catalogue::VERIFY_COMPLETED.name),
+        verifies as i64
+    );
+    assert_eq!(int_value(last, catalogue::VERIFY_SUCCEEDED.name), ok as i64);
+    assert_eq!(
+        double_value(last, catalogue::VERIFY_SUCCESS_RATE.name),
+        ok as f64 / verifies as f64
+    );
+}

@@ -110,6 +110,9 @@ async fn serve(
                             .timer(TokioTimer::new())
                             .max_header_size(MAX_REQUEST_HEAD_BYTES)
                             .max_buf_size(MAX_REQUEST_HEAD_BYTES)
+                            // A client that sends its request and then shuts its
+                            // side (`printf ... | nc`) still gets the answer.
+                            .half_close(true)
                             .serve_connection(TokioIo::new(stream), service)
                             .await
                         {

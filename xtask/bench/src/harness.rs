@@ -6,7 +6,8 @@
 //! ratios hold on a busy machine even when absolute times drift.
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use serde_json::{json, Value};
@@ -114,76 +115,106 @@ impl SpinBarrier {
     }
 }
 
-/// Runs every candidate `rounds` times, interleaved, each run `per_run`
-/// calls, on `threads` threads that start each run together. With several
-/// threads, a run counts only if the threads overlapped for at least 90% of
-/// it (a descheduled thread would make it a single-threaded run).
+/// One round: per candidate, per thread, the run's (start, end).
+type RoundSpans = Vec<Vec<(Instant, Instant)>>;
+
+/// Whether a round's spans (one per thread) overlapped for at least 90% of
+/// the slowest; and that slowest duration in ns.
+fn overlapped(spans: &[(Instant, Instant)]) -> (bool, f64) {
+    let slowest = spans
+        .iter()
+        .map(|(s, e)| e.duration_since(*s).as_nanos() as f64)
+        .fold(0.0, f64::max);
+    let start = spans.iter().map(|(s, _)| *s).max();
+    let end = spans.iter().map(|(_, e)| *e).min();
+    let overlap = match (start, end) {
+        (Some(s), Some(e)) if e > s => e.duration_since(s).as_nanos() as f64,
+        _ => 0.0,
+    };
+    (spans.len() == 1 || overlap >= 0.9 * slowest, slowest)
+}
+
+/// Runs every candidate, interleaved, each run `per_run` calls, on
+/// `threads` threads that start each run together, until every candidate
+/// has `rounds` runs. With several threads a run counts only if the threads
+/// overlapped for at least 90% of it (a descheduled thread would make it a
+/// single-threaded run), so rounds go on until each candidate has `rounds`
+/// such runs or 20 times as many rounds were made; runs are then a tenth as
+/// long, to fit within a scheduler time slice on a loaded machine.
 pub fn measure(
     threads: usize,
     rounds: usize,
     per_run: u64,
     candidates: &[Candidate<'_>],
 ) -> Vec<Figure> {
+    let per_run = if threads > 1 {
+        (per_run / 10).max(1)
+    } else {
+        per_run
+    };
+    let max_rounds = if threads > 1 { rounds * 20 } else { rounds };
     let barrier = SpinBarrier::new(threads);
-    // Per thread, per candidate, per round: (start, end).
-    let per_thread: Vec<Vec<Vec<(Instant, Instant)>>> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                let barrier = &barrier;
-                s.spawn(move || {
-                    // Warm-up: shards registered, caches and predictors primed.
+    let spans: Mutex<Vec<RoundSpans>> = Mutex::new(Vec::new());
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for thread in 0..threads {
+            let (barrier, spans, done) = (&barrier, &spans, &done);
+            s.spawn(move || {
+                // Warm-up: shards registered, caches and predictors primed.
+                for c in candidates {
+                    (c.run)(per_run.min(1_000));
+                }
+                for round in 0..max_rounds {
+                    let mut mine = Vec::with_capacity(candidates.len());
                     for c in candidates {
-                        (c.run)(per_run.min(1_000));
+                        barrier.wait();
+                        let start = Instant::now();
+                        (c.run)(per_run);
+                        mine.push((start, Instant::now()));
                     }
-                    let mut runs = vec![Vec::with_capacity(rounds); candidates.len()];
-                    for _ in 0..rounds {
-                        for (c, runs) in candidates.iter().zip(runs.iter_mut()) {
-                            barrier.wait();
-                            let start = Instant::now();
-                            (c.run)(per_run);
-                            runs.push((start, Instant::now()));
+                    {
+                        let mut all = spans.lock().unwrap_or_else(|p| p.into_inner());
+                        if all.len() <= round {
+                            all.push(vec![Vec::new(); candidates.len()]);
+                        }
+                        for (k, span) in mine.into_iter().enumerate() {
+                            all[round][k].push(span);
                         }
                     }
-                    runs
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| match w.join() {
-                Ok(runs) => runs,
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect()
+                    barrier.wait();
+                    if thread == 0 {
+                        let all = spans.lock().unwrap_or_else(|p| p.into_inner());
+                        let fewest = (0..candidates.len())
+                            .map(|k| all.iter().filter(|r| overlapped(&r[k]).0).count())
+                            .min()
+                            .unwrap_or(0);
+                        done.store(fewest >= rounds, Ordering::Release);
+                    }
+                    barrier.wait();
+                    if done.load(Ordering::Acquire) {
+                        break;
+                    }
+                }
+            });
+        }
     });
+    let all = spans.into_inner().unwrap_or_else(|p| p.into_inner());
     candidates
         .iter()
         .enumerate()
-        .map(|(i, c)| {
-            let mut kept: Vec<f64> = Vec::with_capacity(rounds);
-            let mut all: Vec<f64> = Vec::with_capacity(rounds);
-            for round in 0..rounds {
-                let spans: Vec<(Instant, Instant)> =
-                    per_thread.iter().map(|t| t[i][round]).collect();
-                let slowest = spans
-                    .iter()
-                    .map(|(s, e)| e.duration_since(*s).as_nanos() as f64)
-                    .fold(0.0, f64::max);
-                let overlap_start = spans.iter().map(|(s, _)| *s).max();
-                let overlap_end = spans.iter().map(|(_, e)| *e).min();
-                let overlap = match (overlap_start, overlap_end) {
-                    (Some(s), Some(e)) if e > s => e.duration_since(s).as_nanos() as f64,
-                    _ => 0.0,
-                };
+        .map(|(k, c)| {
+            let mut kept = Vec::new();
+            let mut every = Vec::new();
+            for round in &all {
+                let (ok, slowest) = overlapped(&round[k]);
                 let ns = slowest / per_run as f64;
-                all.push(ns);
-                if threads == 1 || overlap >= 0.9 * slowest {
+                every.push(ns);
+                if ok {
                     kept.push(ns);
                 }
             }
-            let runs_kept = kept.len();
             let (best_ns, median_ns) = if kept.is_empty() {
-                best_and_median(&all)
+                best_and_median(&every)
             } else {
                 best_and_median(&kept)
             };
@@ -192,8 +223,8 @@ pub fn measure(
                 threads,
                 best_ns,
                 median_ns,
-                runs_kept,
-                runs: rounds,
+                runs_kept: kept.len(),
+                runs: every.len(),
             }
         })
         .collect()

@@ -1,21 +1,31 @@
 //! A record allocates nothing: a counting global allocator around many
-//! records, after warm-up, for both backends' recorders.
+//! records, after warm-up, for both backends' recorders. Only the recording
+//! thread's allocations count: a backend's own threads (the OpenTelemetry
+//! reader starting up) may allocate meanwhile without a record causing it.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use gym_metrics_api::Recorder;
 
 struct Counting;
 
-static COUNTING: AtomicBool = AtomicBool::new(false);
+thread_local! {
+    /// Set on the recording thread during the counted window.
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+fn counting() -> bool {
+    COUNTING.try_with(Cell::get).unwrap_or(false)
+}
 
 // SAFETY: forwards to the system allocator; only counts on the side.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
+        if counting() {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
         System.alloc(layout)
@@ -24,7 +34,7 @@ unsafe impl GlobalAlloc for Counting {
         System.dealloc(ptr, layout)
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
+        if counting() {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
         System.realloc(ptr, layout, new_size)
@@ -34,10 +44,8 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Allocations made by 100,000 rollout and verify records after warm-up.
-/// Other threads (an exporter's) may allocate meanwhile; the exporters
-/// below never run during the window, and the test harness's own threads
-/// are idle.
+/// Allocations made by this thread during 100,000 rollout and verify
+/// records after warm-up.
 fn allocations_while_recording(recorder: &dyn Recorder) -> u64 {
     let record = |i: u64| {
         recorder.record_rollout_duration((i * 7919 % 4_000_000) as f64);
@@ -45,9 +53,9 @@ fn allocations_while_recording(recorder: &dyn Recorder) -> u64 {
     };
     (0..1_000).for_each(record);
     ALLOCATIONS.store(0, Ordering::SeqCst);
-    COUNTING.store(true, Ordering::SeqCst);
+    COUNTING.with(|c| c.set(true));
     (0..100_000).for_each(record);
-    COUNTING.store(false, Ordering::SeqCst);
+    COUNTING.with(|c| c.set(false));
     ALLOCATIONS.load(Ordering::SeqCst)
 }
 

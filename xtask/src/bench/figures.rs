@@ -39,6 +39,8 @@ impl Doc {
                             name: r.get("name")?.as_str()?.to_string(),
                             best_ns: r.get("best_ns")?.as_f64()?,
                             median_ns: r.get("median_ns")?.as_f64()?,
+                            runs_kept: r.get("runs_kept").and_then(Value::as_u64).unwrap_or(0),
+                            runs: r.get("runs").and_then(Value::as_u64).unwrap_or(0),
                         })
                     })
                     .collect()
@@ -69,6 +71,10 @@ pub struct Row {
     pub best_ns: f64,
     /// Median run, ns per call.
     pub median_ns: f64,
+    /// Runs the figures come from (with 2 threads: those where both overlapped).
+    pub runs_kept: u64,
+    /// Runs made.
+    pub runs: u64,
 }
 
 /// The peers of the record-path table (every row that is neither ours nor

@@ -186,17 +186,19 @@ fn targets(r: &Results) -> Vec<Target> {
             r.count("nothing installed", "empty"),
             r.count("nothing installed", mode),
         );
+        // Per call, to the hundredth: the loops' constant set-up (a few
+        // instructions per loop, not per call) must not tip the verdict.
         let per_call = facade
             .zip(empty)
-            .map(|(f, e)| (f as f64 - e as f64) / CALLS as f64);
+            .map(|(f, e)| ((f as f64 - e as f64) / CALLS as f64 * 100.0).round() / 100.0);
         t.push(Target {
             what: if mode == "rollout" {
-                "nothing installed: `record_rollout_duration` at most a few (≤ 5) instructions per call over the empty loop"
+                "nothing installed: `record_rollout_duration` at most a few instructions per call over the empty loop (≤ 4: the facade's load, test and branch, and the loop's one reload of its opaque counter)"
             } else {
-                "nothing installed: `record_verify` at most a few (≤ 5) instructions per call over the empty loop"
+                "nothing installed: `record_verify` at most a few instructions per call over the empty loop (≤ 4: the facade's load, test and branch, and the loop's one reload of its opaque counter)"
             },
             measured: per_call.map_or_else(|| "n/a".into(), |p| format!("{p:.2} per call")),
-            met: per_call.map(|p| p <= 5.0),
+            met: per_call.map(|p| p <= 4.0),
         });
     }
     for rss in &r.rss {
@@ -229,20 +231,96 @@ fn targets(r: &Results) -> Vec<Target> {
     t
 }
 
+/// Why a target was missed and what meeting it would take: reasoning from
+/// this run's own rows, printed only for targets this run missed.
+fn notes(o: &mut String, r: &Results) {
+    let prom = &r.record_prom;
+    let mut lines = Vec::new();
+    let facade = prom.median("threads_1", "gym-metrics-prom record_rollout");
+    let direct = prom.median("threads_1", "gym-metrics-prom PrometheusRecorder direct");
+    let peer = fastest_peer(prom, "threads_1");
+    if let (Some(f), Some(d), Some(p)) = (facade, direct, peer.as_ref()) {
+        if f > 0.5 * p.median_ns {
+            lines.push(format!(
+                "**Record path, 1 thread.** The recorder called directly takes {d:.2} ns ({} the fastest peer); through the facade {f:.2} ns. The facade's share ({:.2} ns) is the `Duration` → milliseconds conversion (`as_secs_f64() * 1000.0`: an integer split, two conversions and a floating-point *division* on the path to the bucket search) and the virtual call into the installed recorder. Meeting 0.5x ({:.2} ns) would take both: a division-free conversion in the API (e.g. `as_nanos() as f64 * 1e-6`, or integer nanosecond bounds so no float is needed at all), and a record below the ~3.7 ns store-to-load chain a tight loop on one thread's slots costs (e.g. keeping the running sum in a non-atomic thread-owned cell published less often).",
+                fmt_ratio(Some(d / p.median_ns)),
+                f - d,
+                0.5 * p.median_ns
+            ));
+        }
+    }
+    let two = prom.median("threads_2", "gym-metrics-prom record_rollout");
+    let peer2 = fastest_peer(prom, "threads_2");
+    if let (Some(t), Some(p)) = (two, peer2.as_ref()) {
+        if t > 0.25 * p.median_ns {
+            lines.push(format!(
+                "**Record path, 2 threads.** Ours does not collapse ({} its own 1-thread figure) but the fastest peer here, {}, collapses less than the issue's figures say ({:.2} ns with 2 threads), so 0.25x needs {:.2} ns: the same single-thread work as above.",
+                fmt_ratio(ratio(two, facade)),
+                p.name,
+                p.median_ns,
+                0.25 * p.median_ns
+            ));
+        }
+    }
+    let otel = &r.record_otel;
+    let (of, od, sdk) = (
+        otel.median("threads_1", "gym-metrics-otel record_rollout"),
+        otel.median("threads_1", "gym-metrics-otel OtelRecorder direct"),
+        otel.median("threads_1", "opentelemetry_sdk"),
+    );
+    if let (Some(f), Some(d), Some(b)) = (of, od, sdk) {
+        if f > 1.1 * b {
+            lines.push(format!(
+                "**OpenTelemetry record, 1 thread.** The recorder called directly is {} the bare SDK; the facade adds {:.2} ns (the same `Duration` conversion with its division, and the virtual call), which is most of the 10% allowance of a ~{b:.0} ns record. Meeting 1.1x reliably would take the division-free conversion above.",
+                fmt_ratio(Some(d / b)),
+                f - d
+            ));
+        }
+    }
+    if let Some(q) = ratio(
+        r.scrape.median("render", "gym-metrics-prom"),
+        r.scrape.median("render", "prometheus-client"),
+    ) {
+        if q > 1.0 {
+            lines.push("**Render.** Ours sums the shards, then builds `prometheus` protobuf families (a `String` per name, help text and label, cloned each scrape) and runs them through `prometheus`'s `TextEncoder`, which is itself slower than `prometheus-client`'s direct writer (see its row). Meeting 1.0x would take writing the text straight from the shard sums into one reused buffer, with the constant parts (HELP/TYPE lines, label sets, `target_info`) pre-rendered once.".to_string());
+        }
+    }
+    if let Some(q) = ratio(
+        r.scrape.num("/record_while_scraping/scraping_median_ns"),
+        r.scrape.num("/record_while_scraping/idle_median_ns"),
+    ) {
+        if q > 1.2 {
+            lines.push("**Recording during continuous scraping.** A record never waits for the scraper (no lock), but each scrape reads the cache lines the recorder writes, so the recorder's next store must fetch its line back from the other core: a cache-line transfer per record while a render is running. Continuous back-to-back renders are the worst case; at a real scrape interval (seconds) the effect is confined to the few microseconds of each render. Meeting 1.2x under continuous scraping would take the scraper not touching the lines being written, e.g. two slot sets per shard with the scraper flipping which one the recorder uses and reading the idle one (an extra load per record).".to_string());
+        }
+    }
+    if let Ok(w) = &r.wrk {
+        if w.ours.requests_per_sec < 0.7 * w.fixed.requests_per_sec {
+            lines.push("**`/metrics` throughput.** Every request renders (the render cost above, tens of µs) where the reference copies a ready body, and wrk shares the 2 cores with the server. Meeting 0.7x would take a faster render (above) or reusing a rendered body for concurrent requests arriving within a short window (e.g. 100 ms), which Prometheus' own scrape interval makes harmless.".to_string());
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "\n### Missed targets: why, and what it would take\n\nReasoning from this run's rows and the code, not separately measured.\n");
+    for l in lines {
+        let _ = writeln!(o, "- {l}");
+    }
+}
+
 fn table(out: &mut String, rows: &[Row], baseline: Option<f64>, reference: Option<(&str, f64)>) {
     let _ = writeln!(
         out,
-        "| candidate | best (ns) | median (ns) | median − empty loop (ns) | ratio{} |",
+        "| candidate | best (ns) | median (ns) | median − empty loop (ns) | ratio{} | runs |",
         reference.map_or(String::new(), |(n, _)| format!(" to {n}"))
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|");
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
     for row in rows {
         let net = baseline.map_or("".into(), |b| format!("{:.2}", row.median_ns - b));
         let q = reference.map_or("".into(), |(_, v)| format!("{:.2}x", row.median_ns / v));
         let _ = writeln!(
             out,
-            "| {} | {:.2} | {:.2} | {net} | {q} |",
-            row.name, row.best_ns, row.median_ns
+            "| {} | {:.2} | {:.2} | {net} | {q} | {} of {} |",
+            row.name, row.best_ns, row.median_ns, row.runs_kept, row.runs
         );
     }
 }
@@ -260,7 +338,7 @@ pub fn markdown(r: &Results) -> String {
     if r.quick {
         let _ = writeln!(o, "> **Quick mode**: every benchmark ran once, briefly. These figures prove only that the benchmarks run; they are not measurements.\n");
     }
-    let _ = writeln!(o, "Written by `{COMMAND}`{} on {}. Every table is one process's interleaved run: each candidate runs 20,000 calls, then the next, round after round (200 rounds), so all of them see the same background load; *best* is the fastest run, *median* the median run (of the slower thread with 2 threads), and ratios use the median. Absolute times drift on this shared machine; ratios within one table hold.\n", if r.quick { " --quick" } else { "" }, r.finished);
+    let _ = writeln!(o, "Written by `{COMMAND}`{} on {}. Every table is one process's interleaved run: each candidate runs 20,000 calls (2,000 with 2 threads), then the next, round after round (200 rounds; with 2 threads, until each candidate has 200 runs where both threads overlapped, at most 4,000 rounds), so all of them see the same background load; *best* is the fastest run, *median* the median run (of the slower thread with 2 threads), and ratios use the median. With 2 threads a run counts only if both threads were recording for at least 90% of it (*runs*: kept of made; on a loaded machine a descheduled thread would turn a run into a single-threaded one). Absolute times drift on this shared machine; ratios within one table hold.\n", if r.quick { " --quick" } else { "" }, r.finished);
     let _ = writeln!(o, "## Machine and versions\n");
     for line in &r.machine {
         let _ = writeln!(o, "- {line}");
@@ -278,6 +356,7 @@ pub fn markdown(r: &Results) -> String {
         let _ = writeln!(o, "| {} | {} | {} |", t.what, t.measured, verdict(t.met));
     }
 
+    notes(&mut o, r);
     let _ = writeln!(o, "\n## Record path\n\nNo attributes; values `i & 8191` ms, spread over the default buckets. Ours through the facade (`gym_metrics_api::record_*`, a `Duration` argument) with the backend installed; peers call their registered histogram directly with an `f64`. With 2 threads both record into the same instrument at once (a barrier starts every run). The prom backend and the peers run in one process (`benches/record_prom.rs`); the otel backend needs its own process (the facade installs once) and is compared with the bare SDK measured there (`benches/record_otel.rs`).\n\n![record path](xtask/bench/record-path.svg)\n");
     missing(&mut o, &r.record_prom);
     for (threads, label) in [
@@ -316,7 +395,7 @@ pub fn markdown(r: &Results) -> String {
         let _ = writeln!(o);
     }
 
-    let _ = writeln!(o, "## Off means free\n\nInstructions counted by callgrind inside the loop function only (`--toggle-collect`), {CALLS} calls, release build (`src/bin/callgrind_loop.rs`). *nothing installed*: the facade with no backend; *noop backend*: `gym-metrics-noop` selected (the API's `off` feature) and installed. In the noop build the record loops compile to the very same code as the empty loop (the linker may fold them into one symbol; every loop symbol is counted). With nothing installed, the disassembly of the rollout loop shows the extra instructions per call: the facade's load of the recorder pointer, a test and a branch, plus two loads of the `black_box`ed `Duration` argument that the compiler hoists above the branch (a caller holding the argument in registers would not pay them).\n\n| build | loop | instructions | per call | per call over the empty loop |\n|---|---|---:|---:|---:|");
+    let _ = writeln!(o, "## Off means free\n\nInstructions counted by callgrind inside the loop function only (`--toggle-collect`), {CALLS} calls, release build (`src/bin/callgrind_loop.rs`). *nothing installed*: the facade with no backend; *noop backend*: `gym-metrics-noop` selected (the API's `off` feature) and installed. In the noop build the record loops compile to the very same code as the empty loop (the linker may fold them into one symbol; whichever loop symbol runs is counted). With nothing installed, the disassembly of the rollout loop shows the extra instructions per call: the facade's load of the recorder pointer, a test and a branch, plus one reload of the `black_box`ed loop counter that the compiler places before the branch (the empty loop only stores it).\n\n| build | loop | instructions | per call | per call over the empty loop |\n|---|---|---:|---:|---:|");
     for c in &r.counts {
         match &c.instructions {
             Ok(n) => {
@@ -336,7 +415,7 @@ pub fn markdown(r: &Results) -> String {
         }
     }
 
-    let _ = writeln!(o, "\n## Scrape\n\n### Render, same families\n\nBoth duration histograms (10,000 records each, every bucket used), the success-rate gauge, both verify counters and `target_info` with our resource labels, built with each library's own types (`src/scrape_families.rs`). Ours is `PrometheusHandle::render` (shards summed, families built, `prometheus`'s text encoder); `prometheus` is `Registry::gather` + `TextEncoder`; `prometheus-client` is `encoding::text::encode` (OpenMetrics text).\n");
+    let _ = writeln!(o, "\n## Scrape\n\n### Render, same families\n\nBoth duration histograms (10,000 records each, every bucket used), the success-rate gauge, both verify counters and `target_info` with our resource labels, built with each library's own types (`src/scrape_families.rs`); runs of 200 renders, 60 rounds. Ours is `PrometheusHandle::render` (shards summed, families built, `prometheus`'s text encoder); `prometheus` is `Registry::gather` + `TextEncoder`; `prometheus-client` is `encoding::text::encode` (OpenMetrics text).\n");
     missing(&mut o, &r.scrape);
     let rows = r.scrape.rows("render");
     if !rows.is_empty() {

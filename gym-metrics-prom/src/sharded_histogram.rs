@@ -9,6 +9,13 @@
 //! next new thread (thread ids are recycled by `thread_local`), so memory is
 //! bounded by the peak number of live threads.
 
+// Under `--cfg gym_loom` the shard's atomics are loom's, so that
+// `sharded_histogram_loom.rs` checks this very protocol under every
+// interleaving the memory model allows. (Not `cfg(loom)`: tokio, a
+// dependency of the endpoint, reacts to that one.)
+#[cfg(gym_loom)]
+use loom::sync::atomic::{AtomicU64, Ordering};
+#[cfg(not(gym_loom))]
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use gym_metrics_api::Boundaries;
@@ -291,7 +298,11 @@ impl std::fmt::Debug for ShardedHistogram {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, gym_loom))]
+#[path = "sharded_histogram_loom.rs"]
+mod sharded_histogram_loom;
+
+#[cfg(all(test, not(gym_loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;

@@ -1,0 +1,49 @@
+//! The sharded histogram's shard protocol under loom: every interleaving (and
+//! every reordering the C++11 memory model allows) of one thread recording
+//! and one thread taking a snapshot, on the real `ShardedHistogram`. Run with
+//! `RUSTFLAGS="--cfg gym_loom" cargo test -p gym-metrics-prom --lib --release sharded_histogram_loom`.
+//!
+//! The writer runs on the model's main thread and the reader on a spawned
+//! one: loom's search then starts from the writer's stores and backtracks the
+//! reader's loads to every earlier point.
+
+use super::{HistogramSnapshot, ShardedHistogram};
+use gym_metrics_api::Boundaries;
+use loom::sync::Arc;
+
+/// Two bounds: 40 lands in the first bucket, 5000 in `+Inf`.
+fn histogram() -> ShardedHistogram {
+    ShardedHistogram::new(Boundaries::new(vec![100.0, 1000.0]).expect("valid bounds"))
+}
+
+#[test]
+fn a_snapshot_never_counts_a_value_its_sum_lacks_nor_a_success_its_count_lacks() {
+    loom::model(|| {
+        let h = Arc::new(histogram());
+        // The writer's shard exists before the reader looks (thread_local's own
+        // registry is not what is checked here); it starts at zero.
+        h.shard();
+        let reader = {
+            let h = Arc::clone(&h);
+            loom::thread::spawn(move || h.snapshot())
+        };
+        h.record_outcome(40.0, true);
+        h.record_outcome(5000.0, false);
+        let seen: HistogramSnapshot = reader.join().expect("reader");
+        let count = seen.count();
+        assert!(seen.successes <= count, "{seen:?}");
+        // Counts are published after the sum (release/acquire): a value counted
+        // is a value summed.
+        let min_sum = match count {
+            0 => 0.0,
+            1 => 40.0,
+            _ => 5040.0,
+        };
+        assert!(seen.sum >= min_sum, "{seen:?}");
+        assert!(count <= 2 && seen.sum <= 5040.0, "{seen:?}");
+        // The writer's own view afterwards: nothing lost.
+        let last = h.snapshot();
+        assert_eq!(last.bucket_counts, vec![1, 0, 1]);
+        assert_eq!((last.sum, last.successes), (5040.0, 1));
+    });
+}

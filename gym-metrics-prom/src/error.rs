@@ -36,7 +36,7 @@ pub enum ConfigError {
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
     /// The listen address could not be bound (in use, or not local).
-    #[error("cannot listen on {addr}: {source}; choose another port (0 picks a free one) or stop the process holding it")]
+    #[error("cannot listen on {addr}: {source}; {}", bind_advice(.source))]
     Bind {
         /// The address tried.
         addr: SocketAddr,
@@ -64,4 +64,21 @@ pub enum BuildError {
     /// The endpoint's runtime or thread could not be started.
     #[error("cannot start the metrics endpoint thread: {0}; the process may be out of threads or file descriptors")]
     Runtime(std::io::Error),
+}
+
+/// What to do about a failed bind, by its cause.
+fn bind_advice(source: &std::io::Error) -> &'static str {
+    match source.kind() {
+        std::io::ErrorKind::AddrInUse => {
+            "choose another port (0 picks a free one) or stop the process holding it"
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            "this process may not bind that port (ports below net.ipv4.ip_unprivileged_port_start, \
+             1024 by default, need privileges): choose a port of 1024 or above"
+        }
+        std::io::ErrorKind::AddrNotAvailable => {
+            "that address is not on this host: listen on 127.0.0.1 or an address of one of its interfaces"
+        }
+        _ => "choose another address or port",
+    }
 }

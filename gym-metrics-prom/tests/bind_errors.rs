@@ -1,6 +1,6 @@
-//! Start-up errors (RELIABILITY.md, case 1): a port without permission and an
-//! address not on this host are clear errors naming the address, and install
-//! nothing. (A port in use: `port_in_use.rs`.)
+//! Start-up errors (RELIABILITY.md, case 1): a port in use, a port without
+//! permission and an address not on this host are clear errors naming the address, and install
+//! nothing; each says what to do about its own cause.
 //!
 //! As root any port binds, so the permission case runs this very test binary
 //! again as the unprivileged user 65534 through `setpriv`, where binding a
@@ -97,6 +97,10 @@ fn a_port_without_permission_is_an_error_naming_the_address() {
         "{message}"
     );
     assert!(message.contains("Permission denied"), "{message}");
+    assert!(
+        message.contains("choose a port of 1024 or above"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -116,8 +120,25 @@ fn an_address_not_on_this_host_is_an_error_naming_it() {
         message.contains("Cannot assign requested address"),
         "{message}"
     );
+    assert!(message.contains("not on this host"), "{message}");
     assert!(
         gym_metrics_api::role().is_none(),
         "nothing may be installed"
     );
+}
+
+#[test]
+fn a_port_in_use_says_what_to_do_about_it() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    let e = PrometheusBuilder::new()
+        .with_http_listener(addr)
+        .install()
+        .unwrap_err();
+    let message = e.to_string();
+    assert!(
+        message.contains(&format!("cannot listen on {addr}")),
+        "{message}"
+    );
+    assert!(message.contains("stop the process holding it"), "{message}");
 }

@@ -78,6 +78,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
         doc.env("GYM_REQUIRE_TOOLS", "1");
         steps.command(&format!("doc tests {}", set.name), doc);
     }
+    // Model checks of the lock-free shard protocols (verify tally, sharded
+    // histogram) under loom; each flag gets its own target folder so the
+    // ordinary builds above are not invalidated. The Prometheus crate uses its
+    // own `gym_loom` flag because tokio has a loom mode of its own.
+    for (name, flag, package, filter) in LOOM_MODELS {
+        let mut loom = cargo();
+        loom.args(["test", "--release", "--lib", "-p", package, filter])
+            .env("RUSTFLAGS", format!("--cfg {flag}"))
+            .env("CARGO_TARGET_DIR", crate::step::target_dir().join(flag));
+        steps.command(name, loom);
+    }
     steps.check(
         "noop build has no backend crate",
         crate::ci::noop_tree_is_clean,
@@ -112,6 +123,17 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
     steps.command("promtool check metrics", lint);
     steps.finish()
 }
+
+/// The loom models: step name, cfg flag, package, test filter.
+const LOOM_MODELS: &[(&str, &str, &str, &str)] = &[
+    ("loom verify tally", "loom", "gym-metrics-api", "tally_loom"),
+    (
+        "loom sharded histogram",
+        "gym_loom",
+        "gym-metrics-prom",
+        "sharded_histogram_loom",
+    ),
+];
 
 /// Crates that only a backend needs; none may appear in the no-op build.
 pub const BACKEND_ONLY_CRATES: &[&str] = &["opentelemetry", "prometheus", "reqwest", "tonic"];

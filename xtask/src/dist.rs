@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::step::{cargo, workspace_root};
+use crate::step::{cargo, target_dir};
 
 mod checks;
 mod manifest;
@@ -75,12 +75,6 @@ fn parse(args: &[String]) -> Result<Options, String> {
 /// Where the artifacts of `backend` go.
 pub fn dist_dir(backend: &str) -> PathBuf {
     target_dir().join("dist").join(backend)
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"))
 }
 
 pub fn run(args: &[String]) -> Result<(), String> {

@@ -10,6 +10,16 @@ pub fn workspace_root() -> PathBuf {
     here.parent().map(PathBuf::from).unwrap_or(here)
 }
 
+/// The cargo target folder: `$CARGO_TARGET_DIR` (a relative one taken from
+/// the workspace root, where xtask runs cargo) or `<workspace>/target`.
+pub fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from) {
+        Some(dir) if dir.is_absolute() => dir,
+        Some(dir) => workspace_root().join(dir),
+        None => workspace_root().join("target"),
+    }
+}
+
 /// `cargo` as invoked by the user (respects `$CARGO`).
 pub fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));

@@ -115,7 +115,7 @@ fn record_while_scraping(mode: Mode, out: &mut Output) {
     let scrapes = AtomicU64::new(0);
     let inconsistent = AtomicU64::new(0);
     let rollout = |v: u64| recorder.record_rollout_duration(v as f64);
-    let (idle, scraping) = std::thread::scope(|s| {
+    let (idle, scraping, scraping_runs) = std::thread::scope(|s| {
         s.spawn(|| {
             while !stop.load(Ordering::Relaxed) {
                 if !active.load(Ordering::Relaxed) {
@@ -139,11 +139,18 @@ fn record_while_scraping(mode: Mode, out: &mut Output) {
             while scrapes.load(Ordering::Relaxed) == seen {
                 std::hint::spin_loop();
             }
-            scraping.push(timed_loop(mode.per_run(), &rollout));
+            let before = scrapes.load(Ordering::Relaxed);
+            let ns = timed_loop(mode.per_run(), &rollout);
+            // Only a run during which a scrape completed saw a scraper at work
+            // (on a loaded machine the scraper may have been descheduled).
+            if scrapes.load(Ordering::Relaxed) > before {
+                scraping.push(ns);
+            }
             active.store(false, Ordering::Relaxed);
         }
         stop.store(true, Ordering::Relaxed);
-        (best_and_median(&idle), best_and_median(&scraping))
+        let kept = scraping.len();
+        (best_and_median(&idle), best_and_median(&scraping), kept)
     });
     let scrapes = scrapes.load(Ordering::Relaxed);
     let inconsistent = inconsistent.load(Ordering::Relaxed);
@@ -159,6 +166,7 @@ fn record_while_scraping(mode: Mode, out: &mut Output) {
             "idle_best_ns": idle.0, "idle_median_ns": idle.1,
             "scraping_best_ns": scraping.0, "scraping_median_ns": scraping.1,
             "scrapes": scrapes, "inconsistent_scrapes": inconsistent,
+            "scraping_runs_kept": scraping_runs, "runs": mode.rounds(),
         }),
     );
 }

@@ -35,8 +35,8 @@ fn escape(s: &str) -> String {
 
 /// The chart as an SVG document.
 pub fn chart(title: &str, groups: &[Group]) -> String {
-    const LEFT: f64 = 380.0;
-    const WIDTH: f64 = 900.0;
+    const LEFT: f64 = 440.0;
+    const WIDTH: f64 = 980.0;
     const BAR: f64 = 12.0;
     const GROUP: f64 = 34.0;
     const TOP: f64 = 60.0;
@@ -47,7 +47,7 @@ pub fn chart(title: &str, groups: &[Group]) -> String {
         .fold(1.0f64, |m, &v| m.max(v));
     let decades = max.log10().ceil().max(1.0);
     let x = |ns: f64| LEFT + plot * (ns.max(0.1).log10() + 1.0) / (decades + 1.0);
-    let height = TOP + GROUP * groups.len() as f64 + 40.0;
+    let height = TOP + GROUP * groups.len() as f64 + 58.0;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -103,6 +103,11 @@ pub fn chart(title: &str, groups: &[Group]) -> String {
             );
         }
     }
+    let _ = writeln!(
+        s,
+        r##"<text x="10" y="{:.1}" font-size="11" fill="#555">gym-metrics-otel rows: their own process (the facade installs once), beside the bare SDK there; see BENCHMARKS.md.</text>"##,
+        height - 4.0
+    );
     s.push_str("</svg>\n");
     s
 }

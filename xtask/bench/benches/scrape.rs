@@ -133,14 +133,14 @@ fn record_while_scraping(mode: Mode, out: &mut Output) {
         let mut scraping = Vec::new();
         timed_loop(1_000, &rollout);
         for _ in 0..mode.rounds() {
-            idle.push(timed_loop(mode.per_run(), &rollout));
+            idle.push(timed_loop(mode.long_run(), &rollout));
             active.store(true, Ordering::Relaxed);
             let seen = scrapes.load(Ordering::Relaxed);
             while scrapes.load(Ordering::Relaxed) == seen {
                 std::hint::spin_loop();
             }
             let before = scrapes.load(Ordering::Relaxed);
-            let ns = timed_loop(mode.per_run(), &rollout);
+            let ns = timed_loop(mode.long_run(), &rollout);
             // Only a run during which a scrape completed saw a scraper at work
             // (on a loaded machine the scraper may have been descheduled).
             if scrapes.load(Ordering::Relaxed) > before {

@@ -139,19 +139,13 @@ fn overlapped(spans: &[(Instant, Instant)]) -> (bool, f64) {
 /// has `rounds` runs. With several threads a run counts only if the threads
 /// overlapped for at least 90% of it (a descheduled thread would make it a
 /// single-threaded run), so rounds go on until each candidate has `rounds`
-/// such runs or 20 times as many rounds were made; runs are then a tenth as
-/// long, to fit within a scheduler time slice on a loaded machine.
+/// such runs or 20 times as many rounds were made.
 pub fn measure(
     threads: usize,
     rounds: usize,
     per_run: u64,
     candidates: &[Candidate<'_>],
 ) -> Vec<Figure> {
-    let per_run = if threads > 1 {
-        (per_run / 10).max(1)
-    } else {
-        per_run
-    };
     let max_rounds = if threads > 1 { rounds * 20 } else { rounds };
     let barrier = SpinBarrier::new(threads);
     let spans: Mutex<Vec<RoundSpans>> = Mutex::new(Vec::new());

@@ -107,20 +107,22 @@ pub fn prom_serves_metrics(artifact: &Path) -> Result<String, String> {
         .map_err(|e| format!("start {}: {e}", artifact.display()))?;
     let mut running = Running(child);
     let url = format!("http://127.0.0.1:{port}/metrics");
+    // The endpoint is up before the servers are, so wait for the fleet size.
     let start = Instant::now();
-    let body = loop {
-        match gym_testkit::http_get(&url, &[]) {
-            Ok((200, _, body)) => break String::from_utf8_lossy(&body).into_owned(),
-            _ if start.elapsed() > Duration::from_secs(20) => {
-                return Err(format!("{url} did not answer 200 within 20 s"))
+    let mut last = String::from("no answer");
+    loop {
+        if let Ok((200, _, body)) = gym_testkit::http_get(&url, &[]) {
+            last = String::from_utf8_lossy(&body).into_owned();
+            if last.contains("gym_servers_active") {
+                break;
             }
-            _ => std::thread::sleep(Duration::from_millis(100)),
         }
-    };
-    if !body.contains("gym_servers_active") {
-        return Err(format!(
-            "{url} serves no gym_servers_active series:\n{body}"
-        ));
+        if start.elapsed() > Duration::from_secs(20) {
+            return Err(format!(
+                "{url} served no gym_servers_active series within 20 s; last answer:\n{last}"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
     }
     sigterm(&running.0)?;
     let stopped = Instant::now();

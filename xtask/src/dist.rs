@@ -163,13 +163,15 @@ fn build_and_check(
     }
 
     let manifest = Manifest::describe(backend, features, &artifact, checks)?;
-    manifest.write(&out_dir)?;
+    // Compare before writing, so a baseline that is this very folder is read
+    // before it is replaced.
     if let Some(dir) = baseline {
         manifest.compare_size(
             &dir.join(backend).join(manifest::MANIFEST_FILE),
             max_growth_percent,
         )?;
     }
+    manifest.write(&out_dir)?;
     Ok(manifest)
 }
 

@@ -63,22 +63,12 @@ impl GymCollector {
         if count == 0 {
             return None;
         }
-        let buckets = histogram
-            .boundaries()
-            .as_slice()
-            .iter()
-            .zip(snapshot.cumulative_counts())
-            .map(|(&bound, cumulative)| {
-                let mut b = Bucket::default();
-                b.set_upper_bound(bound);
-                b.set_cumulative_count(cumulative);
-                b
-            })
-            .collect();
-        let mut h = Histogram::default();
-        h.set_sample_count(count);
-        h.set_sample_sum(snapshot.sum);
-        h.set_bucket(buckets);
+        let h = histogram_value(
+            histogram.boundaries().as_slice(),
+            snapshot.cumulative_counts(),
+            count,
+            snapshot.sum,
+        );
         let mut m = Metric::default();
         m.set_label(self.scope_labels.clone());
         m.set_histogram(h);
@@ -97,20 +87,12 @@ impl GymCollector {
         let metrics = series
             .iter()
             .map(|(key, counts)| {
-                let buckets = bounds
-                    .iter()
-                    .zip(counts.cumulative_counts())
-                    .map(|(&bound, cumulative)| {
-                        let mut b = Bucket::default();
-                        b.set_upper_bound(bound);
-                        b.set_cumulative_count(cumulative);
-                        b
-                    })
-                    .collect();
-                let mut h = Histogram::default();
-                h.set_sample_count(counts.count());
-                h.set_sample_sum(counts.sum);
-                h.set_bucket(buckets);
+                let h = histogram_value(
+                    bounds,
+                    counts.cumulative_counts(),
+                    counts.count(),
+                    counts.sum,
+                );
                 let mut labels: Vec<LabelPair> = key
                     .labels()
                     .into_iter()
@@ -216,4 +198,29 @@ fn label(name: &str, value: &str) -> LabelPair {
     l.set_name(name.to_string());
     l.set_value(value.to_string());
     l
+}
+
+/// One histogram value: cumulative counts per upper bound (the `+Inf` bucket
+/// is the count), the count and the sum.
+fn histogram_value(
+    bounds: &[f64],
+    cumulative: impl IntoIterator<Item = u64>,
+    count: u64,
+    sum: f64,
+) -> Histogram {
+    let buckets = bounds
+        .iter()
+        .zip(cumulative)
+        .map(|(&bound, cumulative)| {
+            let mut b = Bucket::default();
+            b.set_upper_bound(bound);
+            b.set_cumulative_count(cumulative);
+            b
+        })
+        .collect();
+    let mut h = Histogram::default();
+    h.set_sample_count(count);
+    h.set_sample_sum(sum);
+    h.set_bucket(buckets);
+    h
 }

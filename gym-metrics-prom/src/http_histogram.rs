@@ -15,6 +15,8 @@ use gym_metrics_api::catalogue::HTTP_SERVER_DURATION_BOUNDARIES_S;
 use gym_metrics_api::{Boundaries, HttpMethod, HttpServerRequest, UrlScheme};
 use thread_local::ThreadLocal;
 
+use crate::sharded_histogram::HistogramSnapshot;
+
 /// The attribute tuple identifying one series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct HttpSeriesKey {
@@ -55,36 +57,16 @@ impl HttpSeriesKey {
     }
 }
 
-/// One series' counts: per-bucket (non-cumulative, `+Inf` last) and the sum.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct HttpSeriesCounts {
-    pub(crate) bucket_counts: Vec<u64>,
-    pub(crate) sum: f64,
-}
+/// One series' counts: per-bucket (non-cumulative, `+Inf` last) and the sum,
+/// read the same way as a gym histogram's (`successes` stays 0).
+pub(crate) type HttpSeriesCounts = HistogramSnapshot;
 
-impl HttpSeriesCounts {
-    fn empty(buckets: usize) -> Self {
-        Self {
-            bucket_counts: vec![0; buckets],
-            sum: 0.0,
-        }
-    }
-
-    pub(crate) fn count(&self) -> u64 {
-        self.bucket_counts
-            .iter()
-            .fold(0u64, |a, &c| a.wrapping_add(c))
-    }
-
-    pub(crate) fn cumulative_counts(&self) -> Vec<u64> {
-        let mut total = 0u64;
-        self.bucket_counts
-            .iter()
-            .map(|&c| {
-                total = total.wrapping_add(c);
-                total
-            })
-            .collect()
+/// Counts of a series that has seen nothing yet.
+fn empty_counts(buckets: usize) -> HttpSeriesCounts {
+    HistogramSnapshot {
+        bucket_counts: vec![0; buckets],
+        sum: 0.0,
+        successes: 0,
     }
 }
 
@@ -120,7 +102,7 @@ impl HttpServerHistogram {
         let index = match series.iter().position(|(k, _)| *k == key) {
             Some(index) => index,
             None => {
-                series.push((key, HttpSeriesCounts::empty(buckets)));
+                series.push((key, empty_counts(buckets)));
                 series.len() - 1
             }
         };
@@ -136,9 +118,7 @@ impl HttpServerHistogram {
         for shard in self.shards.iter() {
             let series = shard.lock().unwrap_or_else(PoisonError::into_inner);
             for (key, counts) in series.iter() {
-                let total = out
-                    .entry(*key)
-                    .or_insert_with(|| HttpSeriesCounts::empty(buckets));
+                let total = out.entry(*key).or_insert_with(|| empty_counts(buckets));
                 for (t, c) in total.bucket_counts.iter_mut().zip(&counts.bucket_counts) {
                     *t = t.wrapping_add(*c);
                 }

@@ -7,8 +7,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::{catalogue, Role};
-use gym_metrics_otel::OtelBuilder;
+use gym_metrics_api::catalogue;
 use support::fake_collector::{histogram_point, int_value, Answer, FakeCollector};
 use support::*;
 
@@ -18,14 +17,7 @@ const PER_BATCH: usize = 5_000;
 fn a_throttling_collector_costs_nothing_and_loses_nothing() {
     let collector = FakeCollector::start(Answer::TooManyRequests);
     let deadline = Duration::from_secs(2);
-    let (recorder, guard) = OtelBuilder::new()
-        .role(Role::orchestrator())
-        .endpoint(collector.endpoint())
-        .export_interval(Duration::from_millis(100))
-        .export_timeout(Duration::from_millis(500))
-        .shutdown_timeout(deadline)
-        .build()
-        .unwrap();
+    let (recorder, guard) = fault_pipeline(collector.endpoint(), deadline);
 
     let mut batches = 0u64;
     let before = record_cost_ns(&recorder, 7, PER_BATCH);

@@ -6,8 +6,6 @@ mod support;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::Role;
-use gym_metrics_otel::OtelBuilder;
 use support::counting_logger::CountingLogger;
 use support::*;
 
@@ -21,14 +19,7 @@ fn refused_collector_costs_nothing_logs_once_and_shutdown_is_bounded() {
         .port();
     let endpoint = format!("http://127.0.0.1:{port}/v1/metrics");
     let deadline = Duration::from_secs(2);
-    let (recorder, guard) = OtelBuilder::new()
-        .role(Role::orchestrator())
-        .endpoint(endpoint.clone())
-        .export_interval(Duration::from_millis(100))
-        .export_timeout(Duration::from_millis(500))
-        .shutdown_timeout(deadline)
-        .build()
-        .unwrap();
+    let (recorder, guard) = fault_pipeline(endpoint.clone(), deadline);
 
     let before = record_cost_ns(&recorder, 7, 5_000);
     let rss_before = rss_bytes();

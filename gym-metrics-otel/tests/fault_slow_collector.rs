@@ -14,18 +14,18 @@ use support::*;
 
 const PER_BATCH: usize = 5_000;
 
+/// The two tests run one at a time: the first measures the process's memory,
+/// which the other's collector and pipeline threads would otherwise inflate.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn a_collector_slower_than_the_timeout_never_slows_recording_and_shutdown_is_bounded() {
+    let _serial = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let collector = FakeCollector::start(Answer::Slow(Duration::from_millis(1500)));
     let deadline = Duration::from_secs(2);
-    let (recorder, guard) = OtelBuilder::new()
-        .role(Role::orchestrator())
-        .endpoint(collector.endpoint())
-        .export_interval(Duration::from_millis(100))
-        .export_timeout(Duration::from_millis(500))
-        .shutdown_timeout(deadline)
-        .build()
-        .unwrap();
+    let (recorder, guard) = fault_pipeline(collector.endpoint(), deadline);
 
     let before = record_cost_ns(&recorder, 7, PER_BATCH);
     let rss_before = rss_bytes();
@@ -68,6 +68,9 @@ fn a_collector_slower_than_the_timeout_never_slows_recording_and_shutdown_is_bou
 
 #[test]
 fn a_collector_slow_within_the_timeout_gets_the_exact_totals() {
+    let _serial = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let collector = FakeCollector::start(Answer::Slow(Duration::from_millis(300)));
     let (recorder, guard) = OtelBuilder::new()
         .role(Role::orchestrator())

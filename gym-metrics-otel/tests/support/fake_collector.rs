@@ -202,8 +202,11 @@ fn handle(stream: TcpStream, shared: &Shared) {
                 // Kept only if the client is still there to be answered.
                 let request = ExportMetricsServiceRequest::decode(body.as_slice()).unwrap();
                 let ok = b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n";
+                // Held across the write: a test that got this answer and then
+                // reads `slow_answered` waits for the push, never races it.
+                let mut answered = shared.slow_answered.lock().unwrap();
                 if writer.write_all(ok).is_ok() && writer.flush().is_ok() {
-                    shared.slow_answered.lock().unwrap().push(request);
+                    answered.push(request);
                 }
                 continue;
             }

@@ -151,3 +151,19 @@ pub fn rss_bytes() -> u64 {
     let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
     pages * 4096
 }
+
+/// The pipeline the fault tests run: an orchestrator exporting to `endpoint`
+/// every 100 ms with a 500 ms export timeout and the given shutdown deadline.
+pub fn fault_pipeline(
+    endpoint: impl Into<String>,
+    deadline: std::time::Duration,
+) -> (gym_metrics_otel::OtelRecorder, gym_metrics_otel::OtelGuard) {
+    gym_metrics_otel::OtelBuilder::new()
+        .role(gym_metrics_api::Role::orchestrator())
+        .endpoint(endpoint)
+        .export_interval(std::time::Duration::from_millis(100))
+        .export_timeout(std::time::Duration::from_millis(500))
+        .shutdown_timeout(deadline)
+        .build()
+        .expect("a valid fault-test pipeline")
+}

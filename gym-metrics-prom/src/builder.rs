@@ -6,12 +6,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use gym_metrics_api::{Boundaries, BoundariesError, Installation, Role};
-use prometheus::Registry;
 
-use crate::collector::GymCollector;
 use crate::endpoint::Endpoint;
 use crate::env_config::EnvConfig;
 use crate::error::{BuildError, ConfigError};
+use crate::exposition::Exposition;
 use crate::guard::PrometheusGuard;
 use crate::gym_metrics::GymMetrics;
 use crate::handle::PrometheusHandle;
@@ -172,7 +171,8 @@ impl PrometheusBuilder {
     /// [`PrometheusHandle::render`] from your own server.
     ///
     /// # Errors
-    /// [`BuildError::Registry`] only if the registry refuses the collector (a bug).
+    /// None today: [`BuildError::Registry`] is kept for compatibility and no
+    /// longer returned (nothing is registered in a `prometheus` registry).
     ///
     /// ```
     /// use gym_metrics_api::Recorder;
@@ -188,11 +188,10 @@ impl PrometheusBuilder {
             &self.resource_attributes,
         );
         let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries));
-        let registry = Registry::new();
-        registry.register(Box::new(GymCollector::new(Arc::clone(&metrics), &resource)))?;
+        let exposition = Exposition::new(Arc::clone(&metrics), &resource);
         Ok((
             PrometheusRecorder::new(metrics),
-            PrometheusHandle::new(registry),
+            PrometheusHandle::new(exposition),
         ))
     }
 

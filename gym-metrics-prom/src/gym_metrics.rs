@@ -1,5 +1,5 @@
 //! Everything one process records: the state shared by the recorder (writer)
-//! and the collector (reader).
+//! and the exposition (reader).
 
 use gym_metrics_api::{Boundaries, Role};
 

@@ -1,9 +1,10 @@
 //! The handle that renders the current exposition, for our endpoint or the
 //! application's own server.
 
-use prometheus::{Registry, TextEncoder};
+use std::sync::Arc;
 
-use crate::openmetrics::encode_openmetrics;
+use crate::exposition::Exposition;
+use crate::text_format::TextFormat;
 
 /// The `Content-Type` of [`PrometheusHandle::render`]'s output.
 ///
@@ -17,7 +18,7 @@ pub const TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// ```
 /// assert!(gym_metrics_prom::OPENMETRICS_CONTENT_TYPE.starts_with("application/openmetrics-text"));
 /// ```
-pub const OPENMETRICS_CONTENT_TYPE: &str = crate::openmetrics::OPENMETRICS_CONTENT_TYPE;
+pub const OPENMETRICS_CONTENT_TYPE: &str = crate::text_format::OPENMETRICS_CONTENT_TYPE;
 
 /// Renders the exposition on demand; cheap to clone and to share.
 ///
@@ -30,12 +31,14 @@ pub const OPENMETRICS_CONTENT_TYPE: &str = crate::openmetrics::OPENMETRICS_CONTE
 /// ```
 #[derive(Clone, Debug)]
 pub struct PrometheusHandle {
-    registry: Registry,
+    exposition: Arc<Exposition>,
 }
 
 impl PrometheusHandle {
-    pub(crate) fn new(registry: Registry) -> Self {
-        Self { registry }
+    pub(crate) fn new(exposition: Exposition) -> Self {
+        Self {
+            exposition: Arc::new(exposition),
+        }
     }
 
     /// The Prometheus text format 0.0.4 exposition (see [`TEXT_CONTENT_TYPE`]).
@@ -46,13 +49,7 @@ impl PrometheusHandle {
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn render(&self) -> String {
-        let families = self.registry.gather();
-        let mut out = String::new();
-        if let Err(e) = TextEncoder::new().encode_utf8(&families, &mut out) {
-            // Only malformed families fail; ours are built well-formed.
-            log::error!(target: "gym_metrics", "rendering the Prometheus exposition failed: {e}");
-        }
-        out
+        self.exposition.render(TextFormat::Prometheus)
     }
 
     /// The OpenMetrics 1.0 text exposition, ending with `# EOF` (see
@@ -64,6 +61,6 @@ impl PrometheusHandle {
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn render_openmetrics(&self) -> String {
-        encode_openmetrics(&self.registry.gather())
+        self.exposition.render(TextFormat::OpenMetrics)
     }
 }

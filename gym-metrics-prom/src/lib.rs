@@ -65,10 +65,10 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod builder;
-mod collector;
 mod endpoint;
 mod env_config;
 mod error;
+mod exposition;
 mod fleet_gauge;
 mod guard;
 mod gym_metrics;
@@ -76,11 +76,11 @@ mod handle;
 mod http_histogram;
 mod listen_address;
 mod naming;
-mod openmetrics;
 mod recorder;
 mod resource;
 mod scope;
 mod sharded_histogram;
+mod text_format;
 
 pub use builder::PrometheusBuilder;
 pub use error::{BuildError, ConfigError};

@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 
 use gym_metrics_api::Role;
-use prometheus::proto::LabelPair;
 
 use crate::naming::sanitize_label_name;
 use gym_metrics_api::resource::new_instance_id;
@@ -53,7 +52,7 @@ impl Resource {
     /// `target_info` labels: keys sanitized, sorted; keys that collide after
     /// sanitizing carry their values joined by `;` in original-key order (as
     /// OpenTelemetry's exporter does).
-    pub(crate) fn label_pairs(&self) -> Vec<LabelPair> {
+    pub(crate) fn label_pairs(&self) -> Vec<(String, String)> {
         let mut merged: BTreeMap<String, Vec<&str>> = BTreeMap::new();
         // `attributes` iterates in original-key order already.
         for (key, value) in &self.attributes {
@@ -64,12 +63,7 @@ impl Resource {
         }
         merged
             .into_iter()
-            .map(|(name, values)| {
-                let mut pair = LabelPair::default();
-                pair.set_name(name);
-                pair.set_value(values.join(";"));
-                pair
-            })
+            .map(|(name, values)| (name, values.join(";")))
             .collect()
     }
 }
@@ -99,11 +93,7 @@ mod tests {
             ("a_b".to_string(), "2".to_string()),
         ];
         let r = Resource::new(&Role::server("s-0", "resources"), None, &extra);
-        let labels: Vec<(String, String)> = r
-            .label_pairs()
-            .iter()
-            .map(|l| (l.name().to_string(), l.value().to_string()))
-            .collect();
+        let labels = r.label_pairs();
         let names: Vec<&str> = labels.iter().map(|(n, _)| n.as_str()).collect();
         let mut sorted = names.clone();
         sorted.sort_unstable();

@@ -1,0 +1,180 @@
+//! The two text formats the handle writes, byte for byte as before: the
+//! Prometheus 0.0.4 text as `prometheus`'s `TextEncoder` wrote it, and
+//! OpenMetrics 1.0, whose series, label sets and values are the same; only
+//! the framing differs (a counter family is named without `_total`, HELP
+//! escapes quotes, infinities are `+Inf`/`-Inf`, the text ends with `# EOF`).
+
+use std::fmt::Write;
+
+/// The `Content-Type` of an OpenMetrics 1.0 exposition.
+pub(crate) const OPENMETRICS_CONTENT_TYPE: &str =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Which text format to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TextFormat {
+    /// Prometheus text format 0.0.4.
+    Prometheus,
+    /// OpenMetrics 1.0 text.
+    OpenMetrics,
+}
+
+/// The type of a metric family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Counter,
+    Gauge,
+    Histogram,
+}
+
+impl Kind {
+    fn word(self) -> &'static str {
+        match self {
+            Kind::Counter => "counter",
+            Kind::Gauge => "gauge",
+            Kind::Histogram => "histogram",
+        }
+    }
+}
+
+impl TextFormat {
+    /// The `# HELP` (when `help` is not empty) and `# TYPE` lines of the
+    /// family whose samples are named `sample_name`.
+    pub(crate) fn header(self, sample_name: &str, help: &str, kind: Kind) -> String {
+        let family = match (self, kind) {
+            (TextFormat::OpenMetrics, Kind::Counter) => {
+                sample_name.strip_suffix("_total").unwrap_or(sample_name)
+            }
+            _ => sample_name,
+        };
+        let mut out = String::new();
+        if !help.is_empty() {
+            out.push_str("# HELP ");
+            out.push_str(family);
+            out.push(' ');
+            push_escaped(&mut out, help, self == TextFormat::OpenMetrics);
+            out.push('\n');
+        }
+        out.push_str("# TYPE ");
+        out.push_str(family);
+        out.push(' ');
+        out.push_str(kind.word());
+        out.push('\n');
+        out
+    }
+
+    /// Appends a sample value.
+    pub(crate) fn push_value(self, out: &mut String, v: f64) {
+        match self {
+            TextFormat::OpenMetrics if v == f64::INFINITY => out.push_str("+Inf"),
+            TextFormat::OpenMetrics if v == f64::NEG_INFINITY => out.push_str("-Inf"),
+            // Writing into a String cannot fail.
+            _ => {
+                let _ = write!(out, "{v}");
+            }
+        }
+    }
+
+    /// The `le` value of a bucket bound.
+    pub(crate) fn bound(self, bound: f64) -> String {
+        let mut out = String::new();
+        self.push_value(&mut out, bound);
+        out
+    }
+}
+
+/// Appends a count as both encoders wrote it (as an `f64`): the integer
+/// itself while `f64` holds it exactly.
+pub(crate) fn push_count(out: &mut String, count: u64) {
+    const EXACT: u64 = 1 << f64::MANTISSA_DIGITS;
+    // Writing into a String cannot fail.
+    let _ = if count <= EXACT {
+        write!(out, "{count}")
+    } else {
+        write!(out, "{}", count as f64)
+    };
+}
+
+/// Appends `s` with `\` and newlines escaped, and `"` when `quotes`.
+pub(crate) fn push_escaped(out: &mut String, s: &str, quotes: bool) {
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '"' if quotes => out.push_str("\\\""),
+            c => out.push(c),
+        }
+    }
+}
+
+/// Appends `name="value"` pairs, each followed by `,`, values escaped.
+pub(crate) fn push_label_pairs<'a>(
+    out: &mut String,
+    labels: impl IntoIterator<Item = (&'a str, &'a str)>,
+) {
+    for (name, value) in labels {
+        out.push_str(name);
+        out.push_str("=\"");
+        push_escaped(out, value, true);
+        out.push_str("\",");
+    }
+}
+
+/// The label set `{a="x",b="y"}` (nothing when empty).
+pub(crate) fn label_set<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut out = String::new();
+    push_label_pairs(&mut out, labels);
+    if out.pop().is_some() {
+        out.insert(0, '{');
+        out.push('}');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn openmetrics_counter_family_drops_total_and_escapes_quotes_in_help() {
+        assert_eq!(
+            TextFormat::OpenMetrics.header("a_total", "say \"hi\"\n", Kind::Counter),
+            "# HELP a say \\\"hi\\\"\\n\n# TYPE a counter\n"
+        );
+        assert_eq!(
+            TextFormat::Prometheus.header("a_total", "say \"hi\"", Kind::Counter),
+            "# HELP a_total say \"hi\"\n# TYPE a_total counter\n"
+        );
+        assert_eq!(
+            TextFormat::Prometheus.header("d", "", Kind::Histogram),
+            "# TYPE d histogram\n"
+        );
+    }
+
+    #[test]
+    fn values_and_counts_are_written_as_the_encoders_wrote_them() {
+        let mut out = String::new();
+        TextFormat::Prometheus.push_value(&mut out, f64::INFINITY);
+        out.push(' ');
+        TextFormat::OpenMetrics.push_value(&mut out, f64::INFINITY);
+        out.push(' ');
+        TextFormat::OpenMetrics.push_value(&mut out, 250.5);
+        out.push(' ');
+        push_count(&mut out, 4);
+        out.push(' ');
+        push_count(&mut out, u64::MAX);
+        assert_eq!(
+            out,
+            format!("{} +Inf 250.5 4 {}", f64::INFINITY, u64::MAX as f64)
+        );
+    }
+
+    #[test]
+    fn label_sets_escape_values_and_vanish_when_empty() {
+        assert_eq!(
+            label_set([("a", "x\"y"), ("b", "1")]),
+            "{a=\"x\\\"y\",b=\"1\"}"
+        );
+        assert_eq!(label_set([]), "");
+    }
+}

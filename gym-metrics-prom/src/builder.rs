@@ -171,8 +171,8 @@ impl PrometheusBuilder {
     /// [`PrometheusHandle::render`] from your own server.
     ///
     /// # Errors
-    /// None today: [`BuildError::Registry`] is kept for compatibility and no
-    /// longer returned (nothing is registered in a `prometheus` registry).
+    /// None today (no listener, nothing installed); fallible like the other
+    /// exits so that a later check needs no change at the call sites.
     ///
     /// ```
     /// use gym_metrics_api::Recorder;

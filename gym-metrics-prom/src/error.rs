@@ -56,11 +56,6 @@ pub enum BuildError {
     /// A gym-metrics recorder is already installed in this process.
     #[error("a gym-metrics recorder is already installed in this process: install one backend, once, at start-up (use build() for a recorder that is not installed)")]
     AlreadyInstalled,
-    /// The `prometheus` registry refused our collector.
-    #[error(
-        "the Prometheus registry refused the gym collector: {0}; this is a bug, please report it"
-    )]
-    Registry(#[from] prometheus::Error),
     /// The endpoint's runtime or thread could not be started.
     #[error("cannot start the metrics endpoint thread: {0}; the process may be out of threads or file descriptors")]
     Runtime(std::io::Error),

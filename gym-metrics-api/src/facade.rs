@@ -21,8 +21,9 @@ fn recorder() -> Option<&'static dyn Recorder> {
     installed()
 }
 
+/// Milliseconds as `f64`, for recorders that take them.
 #[inline(always)]
-fn millis(duration: Duration) -> f64 {
+pub(crate) fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1_000.0
 }
 
@@ -50,7 +51,7 @@ pub fn enabled() -> bool {
 #[inline]
 pub fn record_rollout_duration(duration: Duration) {
     if let Some(r) = recorder() {
-        r.record_rollout_duration(millis(duration));
+        r.record_rollout_elapsed(duration);
     }
 }
 
@@ -79,7 +80,7 @@ pub fn record_rollout_duration_ms(duration_ms: f64) {
 #[inline]
 pub fn record_verify(duration: Duration, succeeded: bool) {
     if let Some(r) = recorder() {
-        r.record_verify(millis(duration), succeeded);
+        r.record_verify_elapsed(duration, succeeded);
     }
 }
 

@@ -1,5 +1,7 @@
 //! The trait a backend implements, and the recorder that does nothing.
 
+use std::time::Duration;
+
 use crate::{HttpServerRequest, Role};
 
 /// A metrics backend: what the facade forwards every record call to.
@@ -29,6 +31,31 @@ pub trait Recorder: Send + Sync + 'static {
     fn record_verify(&self, duration_ms: f64, succeeded: bool);
     /// The fleet size (orchestrator only).
     fn record_active_servers(&self, count: u64);
+    /// One rollout's wall time as measured: what the facade's
+    /// [`crate::record_rollout_duration`] and the timers call. The default
+    /// converts to milliseconds for [`Recorder::record_rollout_duration`]; a
+    /// backend that keeps integer time overrides it and skips the float.
+    ///
+    /// ```
+    /// use gym_metrics_api::{NoopRecorder, Recorder, Role};
+    /// NoopRecorder::new(Role::orchestrator()).record_rollout_elapsed(std::time::Duration::from_millis(120));
+    /// ```
+    #[inline]
+    fn record_rollout_elapsed(&self, elapsed: Duration) {
+        self.record_rollout_duration(crate::facade::millis(elapsed));
+    }
+    /// One verification's wall time as measured, and its outcome: what the
+    /// facade's [`crate::record_verify`] and the timers call. The default
+    /// converts to milliseconds for [`Recorder::record_verify`].
+    ///
+    /// ```
+    /// use gym_metrics_api::{NoopRecorder, Recorder, Role};
+    /// NoopRecorder::new(Role::orchestrator()).record_verify_elapsed(std::time::Duration::from_millis(40), true);
+    /// ```
+    #[inline]
+    fn record_verify_elapsed(&self, elapsed: Duration, succeeded: bool) {
+        self.record_verify(crate::facade::millis(elapsed), succeeded);
+    }
     /// One finished HTTP server request, for `http.server.request.duration`
     /// (seconds). Every attribute is already a bounded label value (see
     /// [`HttpServerRequest`]). The default records nothing, so a recorder

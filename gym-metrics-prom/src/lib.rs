@@ -28,12 +28,16 @@
 //! ## The hot path
 //!
 //! Each recording thread owns a shard (`thread_local::ThreadLocal`) of
-//! 128-byte-aligned `AtomicU64` slots, held inline: the sum (as `f64` bits),
-//! one count per bucket and, for verifications, a success count. A record is
-//! a thread-id lookup, a branch-free binary search for the bucket, and
-//! two relaxed load/store pairs (three for a successful verification): no
-//! read-modify-write, no lock, no cache line shared with another writer. A
-//! scrape sums the shards; `_count` is derived from the buckets, so it always
+//! 128-byte-aligned `AtomicU64` slots, held inline: the sum in whole
+//! nanoseconds, one count per bucket and, for verifications, a success
+//! count. The facade hands the backend the measured `Duration`, so a record
+//! is integer work only: a thread-id lookup, a branch-free binary search
+//! over the bounds (pre-converted to nanoseconds), and two relaxed
+//! load/store pairs (three for a successful verification): no
+//! read-modify-write, no lock, no float, no cache line shared with another
+//! writer. Sums are exact (0.1 ms + 0.2 ms is 0.3 ms) and carry into a float
+//! past 584 years of summed time instead of wrapping. A scrape sums the
+//! shards; `_count` is derived from the buckets, so it always
 //! equals the `+Inf` bucket, and `gym_verify_completed_total` is that same
 //! count, so the counters, the rate (computed at scrape time) and the verify
 //! histogram always agree. Shards of exited threads keep their counts and are
@@ -43,12 +47,8 @@
 //! Why not the `prometheus` crate's own histogram: each observe is three
 //! atomic read-modify-writes on lines every recording thread shares (a
 //! count, a bucket, and a compare-and-swap loop for the sum), which collapses
-//! under contention. Measured single-threaded in the same tight loop here
-//! (`tests/record_timing.rs`, best of 300 interleaved runs on a busy 2-vCPU
-//! machine), a rollout record takes ~5.7 ns and a verification ~6.2 ns
-//! against ~9.8 ns for that observe; in a tight loop ours is bounded by the
-//! store-to-load chain on the same slot (~3.7 ns measured for the lookup and
-//! two slot updates alone) and the bucket search (~2 ns).
+//! under contention. `BENCHMARKS.md` (`cargo xtask bench`) measures ours
+//! beside it and the other peers, with one and two threads.
 //!
 //! ## Exposition
 //!
@@ -64,6 +64,7 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod bucket_search;
 mod builder;
 mod endpoint;
 mod env_config;
@@ -76,6 +77,7 @@ mod handle;
 mod http_histogram;
 mod listen_address;
 mod naming;
+mod nanos;
 mod recorder;
 mod resource;
 mod scope;

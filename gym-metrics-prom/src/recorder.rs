@@ -1,6 +1,7 @@
 //! The [`Recorder`] the facade forwards every record call to.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use gym_metrics_api::{HttpServerRequest, Recorder, Role};
 
@@ -44,6 +45,18 @@ impl Recorder for PrometheusRecorder {
         self.metrics
             .verify_duration
             .record_outcome(duration_ms, succeeded);
+    }
+
+    #[inline]
+    fn record_rollout_elapsed(&self, elapsed: Duration) {
+        self.metrics.rollout_duration.record_duration(elapsed);
+    }
+
+    #[inline]
+    fn record_verify_elapsed(&self, elapsed: Duration, succeeded: bool) {
+        self.metrics
+            .verify_duration
+            .record_duration_outcome(elapsed, succeeded);
     }
 
     #[inline]

@@ -3,7 +3,11 @@
 //! Each recording thread owns a shard: the bucket counts, the sum and a count
 //! of successes (for verifications), laid out on cache lines of its own. A
 //! record is two relaxed load/store pairs, three with a success (no
-//! read-modify-write, no lock, no shared line); a scrape sums the shards. The
+//! read-modify-write, no lock, no shared line); a scrape sums the shards.
+//! Durations are kept in whole nanoseconds (integer adds, exact sums; a
+//! scrape reports the sum in milliseconds); a shard whose sum would pass
+//! `u64::MAX` nanoseconds (584 years) carries it into a float, so nothing
+//! is lost. The
 //! count is derived from the buckets, so `_count` always equals the `+Inf`
 //! bucket. Shards of exited threads keep their counts and are reused by the
 //! next new thread (thread ids are recycled by `thread_local`), so memory is
@@ -18,87 +22,55 @@ use loom::sync::atomic::{AtomicU64, Ordering};
 #[cfg(not(gym_loom))]
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::time::Duration;
+
 use gym_metrics_api::Boundaries;
 use thread_local::ThreadLocal;
 
-/// Slots per cache line (two 64-byte lines: adjacent-line prefetch is covered too).
-const SLOTS_PER_LINE: usize = 16;
+use crate::bucket_search::BucketSearch;
+use crate::nanos::{duration_nanos, millis_nanos, NANOS_PER_MILLI};
 
-/// One 128-byte aligned group of counters.
+/// Bucket counts held inline in a shard: with the sum and the successes, 32
+/// slots on two 128-byte-aligned lines (the 15 default bounds need 16).
+/// Longer bound lists keep the rest on the heap.
+const INLINE_COUNTS: usize = 30;
+
+/// One thread's counters: the sum in whole nanoseconds, the successes (for
+/// verifications) and one count per bucket (the last bucket is `+Inf`).
+/// `carried_ms` (`f64` bits) holds what the sum carried past `u64::MAX`
+/// nanoseconds: written once per 584 years of recorded time.
 #[repr(align(128))]
-struct Line([AtomicU64; SLOTS_PER_LINE]);
-
-impl Line {
-    fn new() -> Self {
-        Self(std::array::from_fn(|_| AtomicU64::new(0)))
-    }
-}
-
-/// Lines held inline in a shard: 32 slots, the sum, the successes and up to
-/// 30 buckets (the 15 default bounds need 18 slots). Inline lines save a pointer chase on
-/// every record.
-const INLINE_LINES: usize = 2;
-const INLINE_SLOTS: usize = INLINE_LINES * SLOTS_PER_LINE;
-
-/// One thread's counters: slot 0 holds the sum (as `f64` bits), slot `1 + i`
-/// the count of bucket `i` (the last bucket is `+Inf`), the slot after the
-/// buckets the successes. Slots past the inline lines (long bound lists
-/// only) live on the heap.
 struct Shard {
-    inline: [Line; INLINE_LINES],
-    overflow: Box<[Line]>,
+    sum_nanos: AtomicU64,
+    carried_ms: AtomicU64,
+    successes: AtomicU64,
+    counts: [AtomicU64; INLINE_COUNTS],
+    overflow: Box<[AtomicU64]>,
 }
-
-const SUM_SLOT: usize = 0;
 
 impl Shard {
     fn new(buckets: usize) -> Self {
-        let slots = 2 + buckets;
-        let overflow_lines = slots.saturating_sub(INLINE_SLOTS).div_ceil(SLOTS_PER_LINE);
         Self {
-            inline: std::array::from_fn(|_| Line::new()),
-            overflow: (0..overflow_lines).map(|_| Line::new()).collect(),
+            sum_nanos: AtomicU64::new(0),
+            carried_ms: AtomicU64::new(0.0f64.to_bits()),
+            successes: AtomicU64::new(0),
+            counts: std::array::from_fn(|_| AtomicU64::new(0)),
+            overflow: (INLINE_COUNTS..buckets.max(INLINE_COUNTS))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
         }
     }
 
+    /// The count of bucket `index` (`index` is at most the number of bounds).
     #[inline(always)]
-    fn slot(&self, index: usize) -> &AtomicU64 {
-        let line = if index < INLINE_SLOTS {
-            &self.inline[index / SLOTS_PER_LINE]
-        } else {
-            &self.overflow[(index - INLINE_SLOTS) / SLOTS_PER_LINE]
-        };
-        &line.0[index % SLOTS_PER_LINE]
+    fn count(&self, index: usize) -> &AtomicU64 {
+        match self.counts.get(index) {
+            Some(count) => count,
+            // Only bound lists longer than the inline counts get here; the
+            // index is below the bucket count by construction.
+            None => &self.overflow[index - INLINE_COUNTS],
+        }
     }
-}
-
-/// The bounds padded with `+Inf` to a power of two, at least one pad long,
-/// for [`bucket_index`].
-fn padded_bounds(bounds: &[f64]) -> Box<[f64]> {
-    let len = (bounds.len() + 1).next_power_of_two();
-    let mut padded = vec![f64::INFINITY; len];
-    padded[..bounds.len()].copy_from_slice(bounds);
-    padded.into_boxed_slice()
-}
-
-/// Index of the bucket holding `value` (`le` inclusive; the number of real
-/// bounds is `+Inf`): the count of bounds below `value`, by a branch-free
-/// binary search over [`padded_bounds`] (each step adds `step` or 0; the
-/// loop's own branch is the same on every call). With the 15 default bounds,
-/// best of 300 runs here: ~1.9-2.2 ns whatever the values, against ~3.7 ns for
-/// a branch-free linear count, and 2.0-5.9 ns for a branching scan (fast
-/// when the values repeat, slow when they vary).
-#[inline(always)]
-fn bucket_index(padded: &[f64], value: f64) -> usize {
-    let mut index = 0;
-    let mut step = padded.len() / 2;
-    while step > 0 {
-        // The pads are never below a finite value, so the count stays below
-        // `padded.len()`, and every probe is in range.
-        index += step * usize::from(padded[index + step - 1] < value);
-        step /= 2;
-    }
-    index
 }
 
 /// A point-in-time reading of a [`ShardedHistogram`].
@@ -167,7 +139,7 @@ impl HistogramSnapshot {
 /// ```
 pub struct ShardedHistogram {
     boundaries: Boundaries,
-    padded: Box<[f64]>,
+    search: BucketSearch,
     shards: ThreadLocal<Shard>,
 }
 
@@ -180,7 +152,7 @@ impl ShardedHistogram {
     /// ```
     pub fn new(boundaries: Boundaries) -> Self {
         Self {
-            padded: padded_bounds(boundaries.as_slice()),
+            search: BucketSearch::new(boundaries.as_slice()),
             boundaries,
             shards: ThreadLocal::new(),
         }
@@ -196,22 +168,40 @@ impl ShardedHistogram {
         &self.boundaries
     }
 
-    /// Records one value. Only the calling thread writes its shard, so a
-    /// relaxed load followed by a store cannot lose an update.
+    /// Records one value in milliseconds, kept as whole nanoseconds (NaN,
+    /// infinities and negatives are dropped: the facade never passes them).
+    /// Only the calling thread writes its shard, so a relaxed load followed
+    /// by a store cannot lose an update.
     ///
     /// ```
     /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
     /// h.record(120.0);
-    /// assert_eq!(h.snapshot().sum, 120.0);
+    /// h.record(f64::NAN); // dropped
+    /// assert_eq!((h.snapshot().count(), h.snapshot().sum), (1, 120.0));
     /// ```
     #[inline]
-    pub fn record(&self, value: f64) {
-        self.record_in(self.shard(), value);
+    pub fn record(&self, value_ms: f64) {
+        if let Some(nanos) = millis_nanos(value_ms) {
+            self.record_in(self.shard(), nanos);
+        }
     }
 
-    /// Records one value and its outcome: the success count lives in the same
-    /// shard, so a verification costs one shard lookup, not two, and a scrape
-    /// reads count and successes from one consistent pass.
+    /// Records one measured duration: integer arithmetic only, no float on
+    /// the way (the facade's `Duration` calls land here).
+    ///
+    /// ```
+    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
+    /// h.record_duration(std::time::Duration::from_micros(2_500));
+    /// assert_eq!(h.snapshot().sum, 2.5);
+    /// ```
+    #[inline]
+    pub fn record_duration(&self, duration: Duration) {
+        self.record_in(self.shard(), duration_nanos(duration));
+    }
+
+    /// Records one value in milliseconds and its outcome: the success count
+    /// lives in the same shard, so a verification costs one shard lookup, not
+    /// two, and a scrape reads count and successes from one consistent pass.
     ///
     /// ```
     /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
@@ -221,48 +211,86 @@ impl ShardedHistogram {
     /// assert_eq!((s.count(), s.successes), (2, 1));
     /// ```
     #[inline]
-    pub fn record_outcome(&self, value: f64, succeeded: bool) {
+    pub fn record_outcome(&self, value_ms: f64, succeeded: bool) {
+        if let Some(nanos) = millis_nanos(value_ms) {
+            self.record_outcome_in(nanos, succeeded);
+        }
+    }
+
+    /// [`ShardedHistogram::record_outcome`] for a measured duration.
+    ///
+    /// ```
+    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
+    /// h.record_duration_outcome(std::time::Duration::from_millis(40), true);
+    /// assert_eq!(h.snapshot().successes, 1);
+    /// ```
+    #[inline]
+    pub fn record_duration_outcome(&self, duration: Duration, succeeded: bool) {
+        self.record_outcome_in(duration_nanos(duration), succeeded);
+    }
+
+    #[inline(always)]
+    fn record_outcome_in(&self, nanos: u64, succeeded: bool) {
         let shard = self.shard();
-        self.record_in(shard, value);
+        self.record_in(shard, nanos);
         if succeeded {
-            let successes = shard.slot(self.successes_slot());
-            let new = successes.load(Ordering::Relaxed).wrapping_add(1);
+            let new = shard.successes.load(Ordering::Relaxed).wrapping_add(1);
             // Release: a reader that sees this success also sees its bucket count.
-            successes.store(new, Ordering::Release);
+            shard.successes.store(new, Ordering::Release);
         }
     }
 
     #[inline(always)]
     fn shard(&self) -> &Shard {
+        // `get` first: its lookup inlines, where `get_or`'s (carrying the
+        // allocation path) is a call on every record.
+        match self.shards.get() {
+            Some(shard) => shard,
+            None => self.new_shard(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn new_shard(&self) -> &Shard {
         let buckets = self.boundaries.as_slice().len() + 1;
         self.shards.get_or(|| Shard::new(buckets))
     }
 
     #[inline(always)]
-    fn successes_slot(&self) -> usize {
-        // After the sum slot and every bucket (the +Inf bucket included).
-        self.boundaries.as_slice().len() + 2
-    }
+    fn record_in(&self, shard: &Shard, nanos: u64) {
+        let count = shard.count(self.search.index(nanos));
 
-    #[inline(always)]
-    fn record_in(&self, shard: &Shard, value: f64) {
-        let bucket = 1 + bucket_index(&self.padded, value);
+        // Integer nanoseconds: exact, and an add is one cycle on the
+        // store-to-load chain a tight loop on one slot forms (a float add is
+        // three). Past 584 years of summed time, the sum carries (never wraps).
+        let sum = shard.sum_nanos.load(Ordering::Relaxed);
+        match sum.checked_add(nanos) {
+            Some(sum) => shard.sum_nanos.store(sum, Ordering::Relaxed),
+            None => Self::carry(shard, sum, nanos),
+        }
 
-        let sum = shard.slot(SUM_SLOT);
-        // Saturates: f64::MAX twice must not make the sum +Inf (values are
-        // finite and non-negative, so `min` never meets a NaN; no branch).
-        let new_sum = (f64::from_bits(sum.load(Ordering::Relaxed)) + value).min(f64::MAX);
-        sum.store(new_sum.to_bits(), Ordering::Relaxed);
-
-        let count = shard.slot(bucket);
         let new_count = count.load(Ordering::Relaxed).wrapping_add(1);
         // Release: a reader that sees this count also sees the sum above.
         count.store(new_count, Ordering::Release);
     }
 
+    /// Moves a shard's sum, plus `nanos`, into its float carry and restarts
+    /// the integer sum at zero. A reader racing this may count the moved sum
+    /// twice or not at all, once per 584 years of recorded time.
+    #[cold]
+    #[inline(never)]
+    fn carry(shard: &Shard, sum: u64, nanos: u64) {
+        let carried = f64::from_bits(shard.carried_ms.load(Ordering::Relaxed))
+            + (sum as f64 + nanos as f64) / NANOS_PER_MILLI;
+        shard.carried_ms.store(carried.to_bits(), Ordering::Relaxed);
+        shard.sum_nanos.store(0, Ordering::Relaxed);
+    }
+
     /// Sums every shard. Each shard's successes are read (acquire) before its
     /// buckets, and its buckets before its sum, so `successes <= count` and
-    /// the sum covers at least every counted value.
+    /// the sum covers at least every counted value. The sum is reported in
+    /// milliseconds.
     ///
     /// ```
     /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
@@ -271,21 +299,23 @@ impl ShardedHistogram {
     /// ```
     pub fn snapshot(&self) -> HistogramSnapshot {
         let buckets = self.boundaries.as_slice().len() + 1;
-        let mut snapshot = HistogramSnapshot {
-            bucket_counts: vec![0; buckets],
-            sum: 0.0,
-            successes: 0,
-        };
+        let mut bucket_counts = vec![0u64; buckets];
+        let mut successes = 0u64;
+        let mut sum_ms = 0.0f64;
         for shard in self.shards.iter() {
-            let successes = shard.slot(self.successes_slot()).load(Ordering::Acquire);
-            snapshot.successes = snapshot.successes.wrapping_add(successes);
-            for (i, total) in snapshot.bucket_counts.iter_mut().enumerate() {
-                *total = total.wrapping_add(shard.slot(1 + i).load(Ordering::Acquire));
+            successes = successes.wrapping_add(shard.successes.load(Ordering::Acquire));
+            for (i, total) in bucket_counts.iter_mut().enumerate() {
+                *total = total.wrapping_add(shard.count(i).load(Ordering::Acquire));
             }
-            let shard_sum = f64::from_bits(shard.slot(SUM_SLOT).load(Ordering::Relaxed));
-            snapshot.sum = (snapshot.sum + shard_sum).min(f64::MAX);
+            let nanos = shard.sum_nanos.load(Ordering::Relaxed);
+            let carried = f64::from_bits(shard.carried_ms.load(Ordering::Relaxed));
+            sum_ms += carried + nanos as f64 / NANOS_PER_MILLI;
         }
-        snapshot
+        HistogramSnapshot {
+            bucket_counts,
+            sum: sum_ms,
+            successes,
+        }
     }
 }
 
@@ -378,25 +408,26 @@ mod tests {
     }
 
     #[test]
-    fn bucket_index_agrees_with_the_api_for_every_length() {
-        for len in 1..=40 {
-            let bounds = Boundaries::new((1..=len).map(|i| f64::from(i) * 10.0).collect()).unwrap();
-            let padded = padded_bounds(bounds.as_slice());
-            for tenth in 0..=(len * 100 + 20) {
-                let v = f64::from(tenth) / 10.0;
-                assert_eq!(
-                    bucket_index(&padded, v),
-                    bounds.bucket_index(v),
-                    "len {len}, {v}"
-                );
-            }
-            assert_eq!(bucket_index(&padded, f64::MAX), len as usize);
-        }
-        let default = Boundaries::default();
-        let padded = padded_bounds(default.as_slice());
-        for v in [0.0, 100.0, 100.5, 2500.0, 3_600_000.0, 3_600_000.5, 1e300] {
-            assert_eq!(bucket_index(&padded, v), default.bucket_index(v), "{v}");
-        }
+    fn durations_and_milliseconds_agree_and_sums_are_exact() {
+        let h = ShardedHistogram::new(Boundaries::default());
+        h.record_duration(Duration::from_nanos(100_000_001)); // just past 100 ms
+        h.record(0.1); // 100 µs
+        h.record(0.2);
+        h.record_duration(Duration::MAX); // u64::MAX ns: the sum carries, never wraps
+        h.record(f64::INFINITY); // dropped
+        h.record(-1.0); // dropped
+        let s = h.snapshot();
+        assert_eq!(s.bucket_counts[0], 2);
+        assert_eq!(s.bucket_counts[1], 1);
+        assert_eq!(s.bucket_counts[15], 1);
+        assert_eq!(s.sum, (100_300_001.0 + u64::MAX as f64) / 1e6);
+        h.record_duration(Duration::from_millis(5)); // the integer sum restarted
+        assert_eq!(h.snapshot().sum, s.sum + 5.0);
+        let exact = ShardedHistogram::new(Boundaries::default());
+        exact.record(0.1);
+        exact.record(0.2);
+        // f64 milliseconds would sum to 0.30000000000000004.
+        assert_eq!(exact.snapshot().sum, 0.3);
     }
 
     #[test]

@@ -124,10 +124,12 @@ proptest! {
     }
 }
 
-/// Through the recorder itself (no facade): `f64::MAX` twice, per thread and
-/// across threads, leaves every sum finite (it saturates at `f64::MAX`).
+/// Through the recorder itself (no facade): `f64::MAX` milliseconds, four
+/// times per thread on three threads, is clamped to `u64::MAX` nanoseconds
+/// (584 years) each time, and the sums carry past the integer range instead
+/// of wrapping or saturating: every value is counted in full.
 #[test]
-fn huge_values_saturate_the_sum_instead_of_overflowing() {
+fn huge_values_carry_the_sum_instead_of_overflowing() {
     use gym_metrics_api::Recorder;
     let (recorder, handle) = PrometheusBuilder::new().build().unwrap();
     std::thread::scope(|s| {
@@ -141,8 +143,14 @@ fn huge_values_saturate_the_sum_instead_of_overflowing() {
         }
     });
     let after = samples(&handle);
-    assert_eq!(value(&after, ROLLOUT_SUM), f64::MAX);
-    assert_eq!(value(&after, VERIFY_SUM), f64::MAX);
+    let expected = 12.0 * u64::MAX as f64 / 1e6;
+    for sum in [ROLLOUT_SUM, VERIFY_SUM] {
+        let got = value(&after, sum);
+        assert!(
+            (got - expected).abs() <= expected * 1e-12,
+            "{sum}: {got} vs {expected}"
+        );
+    }
     assert_eq!(value(&after, ROLLOUT_COUNT), 12.0);
     assert_eq!(value(&after, "gym_verify_succeeded_total"), 12.0);
 }

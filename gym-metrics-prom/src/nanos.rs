@@ -1,0 +1,53 @@
+//! Durations as whole nanoseconds: how the histograms keep time, so that the
+//! record path adds integers (exact, and one cycle) instead of floats.
+
+use std::time::Duration;
+
+/// Nanoseconds in a millisecond.
+pub(crate) const NANOS_PER_MILLI: f64 = 1_000_000.0;
+
+/// A duration in whole nanoseconds, saturating at `u64::MAX` (584 years).
+#[inline(always)]
+pub(crate) fn duration_nanos(duration: Duration) -> u64 {
+    duration
+        .as_secs()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(u64::from(duration.subsec_nanos()))
+}
+
+/// Milliseconds (finite, non-negative) to the nearest whole nanosecond,
+/// saturating; `None` for NaN, infinities and negatives.
+#[inline(always)]
+pub(crate) fn millis_nanos(ms: f64) -> Option<u64> {
+    // `as` saturates: 1e300 ms becomes u64::MAX nanoseconds.
+    (ms >= 0.0 && ms.is_finite()).then_some((ms * NANOS_PER_MILLI + 0.5) as u64)
+}
+
+/// A bound in milliseconds as the largest whole nanosecond not above it, so
+/// that `nanos <= bound` holds for whole nanoseconds exactly when it holds in
+/// milliseconds (bounds are finite; huge ones saturate).
+pub(crate) fn bound_nanos(bound_ms: f64) -> u64 {
+    (bound_ms * NANOS_PER_MILLI).floor() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions_round_saturate_and_refuse() {
+        assert_eq!(duration_nanos(Duration::from_millis(120)), 120_000_000);
+        assert_eq!(duration_nanos(Duration::MAX), u64::MAX);
+        assert_eq!(millis_nanos(0.1), Some(100_000));
+        assert_eq!(millis_nanos(0.0000004), Some(0));
+        assert_eq!(millis_nanos(0.0000006), Some(1));
+        assert_eq!(millis_nanos(1e300), Some(u64::MAX));
+        assert_eq!(millis_nanos(-0.0), Some(0));
+        for bad in [f64::NAN, f64::INFINITY, -1.0] {
+            assert_eq!(millis_nanos(bad), None, "{bad}");
+        }
+        assert_eq!(bound_nanos(100.0), 100_000_000);
+        assert_eq!(bound_nanos(0.0000015), 1);
+        assert_eq!(bound_nanos(1e300), u64::MAX);
+    }
+}

@@ -155,7 +155,10 @@ fn main() {
     t.finish(mode);
     c.final_summary();
     let mut result = serde_json::Map::new();
-    for (name, (exports, bytes)) in ["gym-metrics-otel", "opentelemetry_sdk"].into_iter().zip(counted) {
+    for (name, (exports, bytes)) in ["gym-metrics-otel", "opentelemetry_sdk"]
+        .into_iter()
+        .zip(counted)
+    {
         let mut row = json!({ "exports": exports, "bytes_per_export": bytes });
         if let (Some(e), Some(map)) = (
             Figure::read(mode, GROUP, name, 1).estimate,

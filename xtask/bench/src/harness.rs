@@ -67,7 +67,10 @@ pub fn criterion_dir() -> PathBuf {
         let v: Value = serde_json::from_slice(&output.stdout).ok()?;
         Some(PathBuf::from(v.get("target_directory")?.as_str()?))
     });
-    metadata.map_or_else(|| PathBuf::from("target/criterion"), |t| t.join("criterion"))
+    metadata.map_or_else(
+        || PathBuf::from("target/criterion"),
+        |t| t.join("criterion"),
+    )
 }
 
 /// Criterion's directory name for a group or benchmark name
@@ -116,8 +119,7 @@ pub struct Estimate {
 /// Reads `median` from criterion's `<dir>/new/estimates.json`.
 pub fn read_estimate(dir: &Path) -> Result<Estimate, String> {
     let path = dir.join("new").join("estimates.json");
-    let text =
-        std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let num = |pointer: &str| {
         v.pointer(pointer)
@@ -198,10 +200,7 @@ pub fn print(title: &str, figures: &[Figure]) {
                 "  {:<60} {} thread(s)  median {:>10.2} ns  [{:.2} .. {:.2}]",
                 f.name, f.threads, e.median_ns, e.low_ns, e.high_ns
             ),
-            None => println!(
-                "  {:<60} {} thread(s)  (not timed)",
-                f.name, f.threads
-            ),
+            None => println!("  {:<60} {} thread(s)  (not timed)", f.name, f.threads),
         }
     }
 }
@@ -295,10 +294,17 @@ impl Pair {
     /// A thread of the pair died (its record call panicked).
     pub fn time(&mut self, iters: u64) -> Duration {
         for job in &self.jobs {
-            job.send(iters).expect("a recording thread of the pair died");
+            job.send(iters)
+                .expect("a recording thread of the pair died");
         }
-        let a = self.done.recv().expect("a recording thread of the pair died");
-        let b = self.done.recv().expect("a recording thread of the pair died");
+        let a = self
+            .done
+            .recv()
+            .expect("a recording thread of the pair died");
+        let b = self
+            .done
+            .recv()
+            .expect("a recording thread of the pair died");
         self.records += 2 * iters;
         a.max(b)
     }
@@ -322,7 +328,10 @@ impl<'c> Table<'c> {
     /// The group `group_name` on `threads` threads (1 or 2), its previous
     /// results forgotten.
     pub fn new(c: &'c mut Criterion, group_name: &str, threads: usize) -> Self {
-        assert!(threads == 1 || threads == 2, "1 or 2 threads, not {threads}");
+        assert!(
+            threads == 1 || threads == 2,
+            "1 or 2 threads, not {threads}"
+        );
         forget(group_name);
         Self {
             group: c.benchmark_group(group_name),

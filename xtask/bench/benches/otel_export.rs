@@ -30,17 +30,6 @@ use serde_json::{json, Value};
 const INTERVAL: Duration = Duration::from_millis(50);
 const GROUP: &str = "otel_export cpu per export";
 
-/// Waits until the sink has received an export since `seen` exports.
-fn next_export(sink: &OtlpSink, seen: u64) -> u64 {
-    loop {
-        let (now, _) = sink.snapshot();
-        if now > seen {
-            return now;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
 /// Benchmarks the pipeline exporting into `sink` (already running) as
 /// `name`; its row, with the exports and the bytes per export the sink
 /// counted during the benchmark.
@@ -49,11 +38,11 @@ fn bench(t: &mut Table<'_>, name: &'static str, sink: &OtlpSink) -> (u64, f64) {
     t.run_with(name, |b| {
         b.iter_custom(|iters| {
             // Start on an export's arrival, so the span covers whole cycles.
-            let start = next_export(sink, sink.snapshot().0);
+            let start = sink.wait_beyond(sink.snapshot().0);
             let cpu0 = process_cpu_time();
             let mut seen = start;
             while seen < start + iters {
-                seen = next_export(sink, seen);
+                seen = sink.wait_beyond(seen);
             }
             process_cpu_time() - cpu0
         })

@@ -14,7 +14,8 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::time::{Duration, Instant};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant, SystemTime};
 
 use criterion::Criterion;
 use serde_json::{json, Value};
@@ -35,10 +36,15 @@ pub const MEASUREMENT: Duration = Duration::from_secs(3);
 /// Samples per benchmark.
 pub const SAMPLES: usize = 50;
 
+/// When this process made its [`criterion`]: estimates written before are
+/// an earlier run's.
+static STARTED: OnceLock<SystemTime> = OnceLock::new();
+
 /// The criterion every bench binary runs its groups with: modest times so
 /// that `cargo xtask bench` stays within minutes, then the command line
 /// (`--bench` for timing, none or `--test` for one untimed run each).
 pub fn criterion() -> Criterion {
+    STARTED.get_or_init(SystemTime::now);
     Criterion::default()
         .warm_up_time(WARM_UP)
         .measurement_time(MEASUREMENT)
@@ -98,12 +104,6 @@ pub fn bench_dir(group: &str, name: &str) -> PathBuf {
         .join(filename_safe(name))
 }
 
-/// Removes `group`'s previous results, so that a benchmark that did not run
-/// this time cannot pass off its old figures as new.
-pub fn forget(group: &str) {
-    let _ = std::fs::remove_dir_all(criterion_dir().join(filename_safe(group)));
-}
-
 /// A median and its confidence interval, ns (per call, or per whatever one
 /// iteration of the benchmark is).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -116,9 +116,17 @@ pub struct Estimate {
     pub high_ns: f64,
 }
 
-/// Reads `median` from criterion's `<dir>/new/estimates.json`.
+/// Reads `median` from criterion's `<dir>/new/estimates.json`, provided
+/// this process wrote it (a benchmark that did not run this time must not
+/// pass off an earlier run's figures as new).
 pub fn read_estimate(dir: &Path) -> Result<Estimate, String> {
     let path = dir.join("new").join("estimates.json");
+    let written = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if STARTED.get().is_some_and(|started| written < *started) {
+        return Err(format!("{} is from an earlier run", path.display()));
+    }
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let num = |pointer: &str| {
@@ -325,14 +333,12 @@ pub struct Table<'c> {
 }
 
 impl<'c> Table<'c> {
-    /// The group `group_name` on `threads` threads (1 or 2), its previous
-    /// results forgotten.
+    /// The group `group_name` on `threads` threads (1 or 2).
     pub fn new(c: &'c mut Criterion, group_name: &str, threads: usize) -> Self {
         assert!(
             threads == 1 || threads == 2,
             "1 or 2 threads, not {threads}"
         );
-        forget(group_name);
         Self {
             group: c.benchmark_group(group_name),
             group_name: group_name.to_string(),

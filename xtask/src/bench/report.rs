@@ -573,3 +573,69 @@ pub fn markdown(r: &Results) -> String {
     let _ = writeln!(o, "\n## Reproduce\n\n```sh\ncargo xtask tools   # provisions wrk under target/tools/bin\n{COMMAND}         # a few minutes; writes BENCHMARKS.md and {CHART_PATH}\n{QUICK_COMMAND}   # what CI runs: every bench once, no timing\n```");
     o
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn results(quick: bool, prom: serde_json::Value) -> Results {
+        Results {
+            quick,
+            record_prom: Doc(Ok(prom)),
+            record_otel: Doc(Err("not run".into())),
+            scrape: Doc(Ok(json!({
+                "record_while_scraping": {"scrapes": 3, "scrapes_while_timed": 2, "inconsistent_scrapes": 0}
+            }))),
+            otel_export: Doc(Ok(json!({
+                "export": {"gym-metrics-otel": {"exports": 2, "bytes_per_export": 1388.0}}
+            }))),
+            counts: Vec::new(),
+            rss: Vec::new(),
+            wrk: Err("not run".into()),
+            no_alloc: Ok(()),
+            machine: Vec::new(),
+            versions: Vec::new(),
+            finished: "now".into(),
+        }
+    }
+
+    #[test]
+    fn medians_print_with_their_interval_and_ratios_use_them() {
+        let row = |name: &str, m: f64| json!({"name": name, "threads": 1, "median_ns": m, "low_ns": m - 0.5, "high_ns": m + 0.5});
+        let text = markdown(&results(
+            false,
+            json!({ "threads_1": [
+                row("empty loop", 1.0),
+                row("gym-metrics-prom record_rollout_duration", 5.0),
+                row("prometheus 0.14 Histogram::observe", 20.0),
+            ]}),
+        ));
+        assert!(
+            text.contains(
+                "| gym-metrics-prom record_rollout_duration | 5.00 | 4.50 – 5.50 | 4.00 | 0.25x |"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("0.25x (5.00 ns vs prometheus 0.14"), "{text}");
+        assert!(!text.contains("Quick mode"), "{text}");
+    }
+
+    #[test]
+    fn quick_mode_says_so_and_prints_rows_without_figures() {
+        let text = markdown(&results(
+            true,
+            json!({ "threads_1": [{"name": "empty loop", "threads": 1}] }),
+        ));
+        assert!(text.contains("**Quick mode**"), "{text}");
+        assert!(
+            text.contains("prove only that the benchmarks run"),
+            "{text}"
+        );
+        assert!(text.contains("| empty loop | – | – |  |  |"), "{text}");
+        assert!(
+            text.contains("| gym-metrics-otel | 2 | – | – | 1388 |"),
+            "{text}"
+        );
+    }
+}

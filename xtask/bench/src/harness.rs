@@ -12,7 +12,7 @@
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime};
@@ -216,10 +216,13 @@ pub fn print(title: &str, figures: &[Figure]) {
 /// A barrier whose waiters spin: every thread passes only while all are on
 /// a CPU, so timed spans start together even on a loaded machine (a futex
 /// barrier's wake-up latency is longer than a short sample).
+/// A thread that ends (its record call panicked) abandons the barrier, so
+/// the other is not left spinning for it forever.
 struct SpinBarrier {
     threads: usize,
     arrived: AtomicUsize,
     generation: AtomicUsize,
+    abandoned: AtomicBool,
 }
 
 impl SpinBarrier {
@@ -228,7 +231,12 @@ impl SpinBarrier {
             threads,
             arrived: AtomicUsize::new(0),
             generation: AtomicUsize::new(0),
+            abandoned: AtomicBool::new(false),
         }
+    }
+
+    fn abandon(&self) {
+        self.abandoned.store(true, Ordering::Release);
     }
 
     fn wait(&self) {
@@ -237,7 +245,9 @@ impl SpinBarrier {
             self.arrived.store(0, Ordering::Release);
             self.generation.fetch_add(1, Ordering::AcqRel);
         } else {
-            while self.generation.load(Ordering::Acquire) == generation {
+            while self.generation.load(Ordering::Acquire) == generation
+                && !self.abandoned.load(Ordering::Acquire)
+            {
                 std::hint::spin_loop();
             }
         }
@@ -269,6 +279,13 @@ impl Pair {
                 jobs.push(job_tx);
                 let (record, barrier, done) = (&record, &barrier, done_tx.clone());
                 s.spawn(move || {
+                    struct Leave<'a>(&'a SpinBarrier);
+                    impl Drop for Leave<'_> {
+                        fn drop(&mut self) {
+                            self.0.abandon();
+                        }
+                    }
+                    let _leave = Leave(barrier);
                     for i in 0..PAIR_WARM_UP {
                         record(value(i));
                     }

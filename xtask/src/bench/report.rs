@@ -102,13 +102,15 @@ fn targets(r: &Results) -> Vec<Target> {
         let q = ratio(ours, peer.as_ref().map(|p| p.median_ns));
         t.push(Target {
             what,
-            measured: format!(
-                "{} ({:.2} ns vs {} {:.2} ns)",
-                fmt_ratio(q),
-                ours.unwrap_or(f64::NAN),
-                peer.as_ref().map_or("?", |p| p.name.as_str()),
-                peer.as_ref().map_or(f64::NAN, |p| p.median_ns)
-            ),
+            measured: match (ours, peer.as_ref()) {
+                (Some(ours), Some(p)) => format!(
+                    "{} ({ours:.2} ns vs {} {:.2} ns)",
+                    fmt_ratio(q),
+                    p.name,
+                    p.median_ns
+                ),
+                _ => fmt_ratio(q),
+            },
             met: q.map(|q| q <= limit),
         });
     }

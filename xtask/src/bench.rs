@@ -7,11 +7,11 @@
 //! the target directory instead (to check this command itself).
 
 mod callgrind;
+mod chart;
 mod figures;
 mod machine;
 mod report;
 mod results;
-mod svg;
 mod wrk;
 
 use std::path::{Path, PathBuf};
@@ -200,19 +200,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
             workspace_root().join(report::CHART_PATH),
         )
     };
-    let mut groups = svg::groups(
+    let mut groups = chart::groups(
         &results.record_prom.rows("threads_1"),
         &results.record_prom.rows("threads_2"),
     );
     groups.extend(
-        svg::groups(
+        chart::groups(
             &results.record_otel.rows("threads_1"),
             &results.record_otel.rows("threads_2"),
         )
         .into_iter()
         .filter(|g| g.label.starts_with("gym-metrics-otel")),
     );
-    let chart = svg::chart("Record path: one histogram record, no attributes", &groups);
+    let chart = chart::chart("Record path: one histogram record, no attributes", &groups)?;
     std::fs::write(&chart_path, chart)
         .map_err(|e| format!("writing {}: {e}", chart_path.display()))?;
     std::fs::write(&markdown_path, report::markdown(&results))

@@ -3,30 +3,33 @@
 //! and the record cost while a scraper renders continuously (with every
 //! scrape checked: `_count` equals the `+Inf` bucket).
 
-use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use gym_bench::harness::{best_and_median, timed_loop};
+use criterion::Criterion;
 use gym_bench::scrape_families::{
     prometheus_client_registry, prometheus_registry, target_info_labels, Recordings,
 };
-use gym_bench::{harness, measure, Candidate, Mode, Output};
+use gym_bench::{harness, Figure, Mode, Output, Table};
 use gym_metrics_api::Recorder;
 use gym_metrics_prom::PrometheusBuilder;
 use serde_json::json;
 
 fn main() {
     let mode = Mode::current();
+    let mut c = harness::criterion();
     let mut out = Output::new("scrape");
-    render_cost(mode, &mut out);
-    record_while_scraping(mode, &mut out);
-    out.write().unwrap();
+    render_cost(mode, &mut c, &mut out);
+    record_while_scraping(mode, &mut c, &mut out);
+    c.final_summary();
+    out.write().expect("writing the scrape figures");
 }
 
-fn render_cost(mode: Mode, out: &mut Output) {
+fn render_cost(mode: Mode, c: &mut Criterion, out: &mut Output) {
     let recordings = Recordings::spread(10_000);
-    let (recorder, handle) = PrometheusBuilder::new().build().unwrap();
+    let (recorder, handle) = PrometheusBuilder::new()
+        .build()
+        .expect("building the prom recorder");
     for &ms in &recordings.rollouts {
         recorder.record_rollout_duration(ms);
     }
@@ -36,18 +39,20 @@ fn render_cost(mode: Mode, out: &mut Output) {
     let ours = handle.render();
     let labels = target_info_labels(&ours);
     assert!(!labels.is_empty(), "{ours}");
-    let prometheus = prometheus_registry(&recordings, &labels).unwrap();
+    let prometheus =
+        prometheus_registry(&recordings, &labels).expect("building the prometheus registry");
     let client = prometheus_client_registry(&recordings, &labels);
     let render_prometheus = || {
         let mut text = String::new();
         prometheus::TextEncoder::new()
             .encode_utf8(&prometheus.gather(), &mut text)
-            .unwrap();
+            .expect("prometheus encodes its families");
         text
     };
     let render_client = || {
         let mut text = String::new();
-        prometheus_client::encoding::text::encode(&mut text, &client).unwrap();
+        prometheus_client::encoding::text::encode(&mut text, &client)
+            .expect("prometheus-client encodes its registry");
         text
     };
     let sizes = json!({
@@ -55,31 +60,17 @@ fn render_cost(mode: Mode, out: &mut Output) {
         "prometheus": render_prometheus().len(),
         "prometheus-client": render_client().len(),
     });
-    let candidates = [
-        Candidate::new("gym-metrics-prom PrometheusHandle::render", |_| {
-            black_box(handle.render());
-        }),
-        Candidate::new("prometheus 0.14 gather + TextEncoder", |_| {
-            black_box(render_prometheus());
-        }),
-        Candidate::new("prometheus-client 0.26 text::encode", |_| {
-            black_box(render_client());
-        }),
-    ];
-    let (rounds, per_run) = match mode {
-        Mode::Timing => (60, 200),
-        Mode::Quick => (1, 2),
-    };
-    let figures = measure(1, rounds, per_run, &candidates);
-    harness::print("render, ns per exposition", &figures);
-    out.set(
-        "render",
-        figures
-            .iter()
-            .map(|f| f.to_json())
-            .collect::<Vec<_>>()
-            .into(),
-    );
+    let mut t = Table::new(c, "scrape render", 1);
+    t.run_with("gym-metrics-prom PrometheusHandle::render", |b| {
+        b.iter(|| handle.render())
+    });
+    t.run_with("prometheus 0.14 gather + TextEncoder", |b| {
+        b.iter(render_prometheus)
+    });
+    t.run_with("prometheus-client 0.26 text::encode", |b| {
+        b.iter(render_client)
+    });
+    out.set("render", t.finish(mode));
     out.set("render_bytes", sizes);
 }
 
@@ -107,15 +98,20 @@ fn consistent(text: &str) -> bool {
     })
 }
 
-fn record_while_scraping(mode: Mode, out: &mut Output) {
-    let (recorder, handle) = PrometheusBuilder::new().build().unwrap();
+fn record_while_scraping(mode: Mode, c: &mut Criterion, out: &mut Output) {
+    const GROUP: &str = "scrape record_while_scraping";
+    const IDLE: &str = "idle";
+    const SCRAPING: &str = "while scraping";
+    let (recorder, handle) = PrometheusBuilder::new()
+        .build()
+        .expect("building the prom recorder");
     recorder.record_verify(1.0, true);
     let active = AtomicBool::new(false);
     let stop = AtomicBool::new(false);
     let scrapes = AtomicU64::new(0);
     let inconsistent = AtomicU64::new(0);
-    let rollout = |v: u64| recorder.record_rollout_duration(v as f64);
-    let (idle, scraping, scraping_runs) = std::thread::scope(|s| {
+    let mut records = 1_000u64;
+    let scrapes_while_timed = std::thread::scope(|s| {
         s.spawn(|| {
             while !stop.load(Ordering::Relaxed) {
                 if !active.load(Ordering::Relaxed) {
@@ -129,44 +125,70 @@ fn record_while_scraping(mode: Mode, out: &mut Output) {
                 scrapes.fetch_add(1, Ordering::Relaxed);
             }
         });
-        let mut idle = Vec::new();
-        let mut scraping = Vec::new();
-        timed_loop(1_000, &rollout);
-        for _ in 0..mode.rounds() {
-            idle.push(timed_loop(mode.long_run(), &rollout));
-            active.store(true, Ordering::Relaxed);
-            let seen = scrapes.load(Ordering::Relaxed);
-            while scrapes.load(Ordering::Relaxed) == seen {
-                std::hint::spin_loop();
-            }
-            let before = scrapes.load(Ordering::Relaxed);
-            let ns = timed_loop(mode.long_run(), &rollout);
-            // Only a run during which a scrape completed saw a scraper at work
-            // (on a loaded machine the scraper may have been descheduled).
-            if scrapes.load(Ordering::Relaxed) > before {
-                scraping.push(ns);
-            }
-            active.store(false, Ordering::Relaxed);
+        for i in 0..records {
+            recorder.record_rollout_duration(harness::value(i) as f64);
         }
+        let mut t = Table::new(c, GROUP, 1);
+        records += t.run(IDLE, |v| recorder.record_rollout_duration(v as f64));
+        // The scraper renders back to back for the whole of the second
+        // benchmark (warm-up, samples and criterion's analysis alike), and
+        // has completed a scrape before it starts.
+        active.store(true, Ordering::Relaxed);
+        let seen = scrapes.load(Ordering::Relaxed);
+        while scrapes.load(Ordering::Relaxed) == seen {
+            std::hint::spin_loop();
+        }
+        let before = scrapes.load(Ordering::Relaxed);
+        records += t.run(SCRAPING, |v| recorder.record_rollout_duration(v as f64));
+        let during = scrapes.load(Ordering::Relaxed) - before;
+        active.store(false, Ordering::Relaxed);
         stop.store(true, Ordering::Relaxed);
-        let kept = scraping.len();
-        (best_and_median(&idle), best_and_median(&scraping), kept)
+        out.set("record_while_scraping_rows", t.finish(mode));
+        during
     });
     let scrapes = scrapes.load(Ordering::Relaxed);
     let inconsistent = inconsistent.load(Ordering::Relaxed);
+    let idle = Figure::read(mode, GROUP, IDLE, 1).estimate;
+    let scraping = Figure::read(mode, GROUP, SCRAPING, 1).estimate;
     println!(
-        "record while scraping: idle best {:.2} / median {:.2} ns, scraping best {:.2} / median {:.2} ns; {scrapes} scrapes, {inconsistent} inconsistent",
-        idle.0, idle.1, scraping.0, scraping.1
+        "record while scraping: {scrapes} scrapes ({scrapes_while_timed} during the scraping benchmark), {inconsistent} inconsistent"
     );
     assert_eq!(inconsistent, 0, "a scrape had _count != +Inf bucket");
-    assert!(consistent(&handle.render()));
-    out.set(
-        "record_while_scraping",
-        json!({
-            "idle_best_ns": idle.0, "idle_median_ns": idle.1,
-            "scraping_best_ns": scraping.0, "scraping_median_ns": scraping.1,
-            "scrapes": scrapes, "inconsistent_scrapes": inconsistent,
-            "scraping_runs_kept": scraping_runs, "runs": mode.rounds(),
-        }),
+    let text = handle.render();
+    assert!(consistent(&text));
+    assert_eq!(
+        rollout_records(&text),
+        records,
+        "the exposition counts every rollout record made"
     );
+    if mode == Mode::Timing {
+        assert!(
+            scrapes_while_timed > 0,
+            "the scraper rendered during the scraping benchmark"
+        );
+    }
+    let mut doc = json!({
+        "scrapes": scrapes,
+        "scrapes_while_timed": scrapes_while_timed,
+        "inconsistent_scrapes": inconsistent,
+    });
+    if let Some(map) = doc.as_object_mut() {
+        for (key, estimate) in [("idle", idle), ("scraping", scraping)] {
+            if let Some(e) = estimate {
+                map.insert(format!("{key}_median_ns"), json!(e.median_ns));
+                map.insert(format!("{key}_low_ns"), json!(e.low_ns));
+                map.insert(format!("{key}_high_ns"), json!(e.high_ns));
+            }
+        }
+    }
+    out.set("record_while_scraping", doc);
+}
+
+/// The `_count` of the rollout histogram in `text`.
+fn rollout_records(text: &str) -> u64 {
+    text.lines()
+        .find(|l| l.starts_with("gym_rollout_duration_ms_milliseconds_count{"))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("the rollout histogram's _count")
 }

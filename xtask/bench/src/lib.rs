@@ -1,18 +1,19 @@
 //! # gym-bench
 //!
 //! The benchmarks of gym-metrics beside the libraries a user would otherwise
-//! pick, measured the way a noisy shared machine allows: every candidate of a
-//! table runs in the same process, in short interleaved runs, and the tables
-//! compare ratios. `cargo xtask bench` runs them all and writes
-//! `BENCHMARKS.md`.
+//! pick, timed with criterion: every candidate of a table runs in the same
+//! process, one after the other, and the tables compare ratios of criterion's
+//! medians. `cargo xtask bench` runs them all and writes `BENCHMARKS.md`.
 //!
-//! Every bench binary has two modes:
+//! Every bench binary has two modes, criterion's own:
 //!
-//! - timing (`cargo bench -p gym-bench`): many rounds, figures printed and,
-//!   when `GYM_BENCH_OUT` names a directory, written there as JSON;
+//! - timing (`cargo bench -p gym-bench`): criterion warms up, samples and
+//!   writes its estimates; the bench reads them back (median and its
+//!   confidence interval), prints them and, when `GYM_BENCH_OUT` names a
+//!   directory, writes them there as JSON;
 //! - quick (`cargo test -p gym-bench --benches`, or `cargo bench -- --test`):
-//!   each candidate runs a few hundred iterations once, so the benchmarks
-//!   cannot rot, with no timing claim.
+//!   criterion runs each benchmark once, untimed, so the benchmarks cannot
+//!   rot; the JSON rows then carry no figures.
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used)]
 
@@ -24,6 +25,6 @@ pub mod output;
 pub mod peers;
 pub mod scrape_families;
 
-pub use harness::{measure, Candidate, Figure};
+pub use harness::{Figure, Pair, Table};
 pub use mode::Mode;
 pub use output::Output;

@@ -3,15 +3,17 @@
 /// How long a bench binary measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// Real figures: many interleaved rounds.
+    /// Real figures: criterion samples every benchmark.
     Timing,
-    /// Each candidate runs briefly once, to prove it still works.
+    /// Criterion runs each benchmark once, untimed, to prove it still works.
     Quick,
 }
 
 impl Mode {
     /// `cargo bench` passes `--bench`; `cargo test --benches` does not.
-    /// `--test` (as in `cargo bench -- --test`) forces quick mode.
+    /// `--test` (as in `cargo bench -- --test`) forces quick mode. This is
+    /// criterion's own rule (`Criterion::configure_from_args`), so the two
+    /// agree on whether estimates were written.
     ///
     /// ```
     /// use gym_bench::Mode;
@@ -31,32 +33,5 @@ impl Mode {
     /// [`Mode::from_args`] of this process.
     pub fn current() -> Self {
         Self::from_args(std::env::args())
-    }
-
-    /// Interleaved rounds per candidate.
-    pub fn rounds(self) -> usize {
-        match self {
-            Mode::Timing => 400,
-            Mode::Quick => 1,
-        }
-    }
-
-    /// Calls per timed run: short enough (~20 µs at 10 ns) to fit in a
-    /// scheduler time slice on a loaded machine, with 1 thread and with 2
-    /// alike, so the two figures compare.
-    pub fn per_run(self) -> u64 {
-        match self {
-            Mode::Timing => 2_000,
-            Mode::Quick => 200,
-        }
-    }
-
-    /// Calls per timed run where a run must outlast something else (a
-    /// scrape, tens of µs).
-    pub fn long_run(self) -> u64 {
-        match self {
-            Mode::Timing => 20_000,
-            Mode::Quick => 200,
-        }
     }
 }

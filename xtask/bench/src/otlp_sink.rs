@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 
 /// Requests and body bytes received so far.
 #[derive(Debug, Default)]
@@ -13,6 +13,8 @@ pub struct SinkCounts {
     pub requests: AtomicU64,
     /// Request body bytes received.
     pub body_bytes: AtomicU64,
+    /// Notified after every request, for [`OtlpSink::wait_beyond`].
+    arrived: (Mutex<()>, Condvar),
 }
 
 /// A running sink; it serves until the process ends.
@@ -47,6 +49,20 @@ impl OtlpSink {
     /// The OTLP/HTTP metrics URL.
     pub fn url(&self) -> String {
         format!("http://{}/v1/metrics", self.addr)
+    }
+
+    /// Blocks (without polling, so the wait costs no CPU time of its own)
+    /// until more than `seen` requests have arrived; their number.
+    pub fn wait_beyond(&self, seen: u64) -> u64 {
+        let (lock, arrived) = &self.counts.arrived;
+        let mut guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            let now = self.counts.requests.load(Ordering::Acquire);
+            if now > seen {
+                return now;
+            }
+            guard = arrived.wait(guard).unwrap_or_else(|p| p.into_inner());
+        }
     }
 
     /// `(requests, body bytes)` so far.
@@ -85,6 +101,12 @@ fn serve(stream: TcpStream, counts: &SinkCounts) -> std::io::Result<()> {
             .body_bytes
             .fetch_add(content_length as u64, Ordering::AcqRel);
         counts.requests.fetch_add(1, Ordering::AcqRel);
+        {
+            // Taking the lock orders this notification after a waiter's
+            // check of the count, so no wake-up is lost.
+            let _guard = counts.arrived.0.lock().unwrap_or_else(|p| p.into_inner());
+            counts.arrived.1.notify_all();
+        }
         writer.write_all(
             b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n",
         )?;

@@ -35,12 +35,12 @@ impl Doc {
             .map(|rows| {
                 rows.iter()
                     .filter_map(|r| {
+                        let num = |k: &str| r.get(k).and_then(Value::as_f64);
                         Some(Row {
                             name: r.get("name")?.as_str()?.to_string(),
-                            best_ns: r.get("best_ns")?.as_f64()?,
-                            median_ns: r.get("median_ns")?.as_f64()?,
-                            runs_kept: r.get("runs_kept").and_then(Value::as_u64).unwrap_or(0),
-                            runs: r.get("runs").and_then(Value::as_u64).unwrap_or(0),
+                            median_ns: num("median_ns"),
+                            low_ns: num("low_ns"),
+                            high_ns: num("high_ns"),
                         })
                     })
                     .collect()
@@ -48,12 +48,12 @@ impl Doc {
             .unwrap_or_default()
     }
 
-    /// The median of the row whose name starts with `prefix`.
+    /// The median of the row whose name starts with `prefix`, if measured.
     pub fn median(&self, table: &str, prefix: &str) -> Option<f64> {
         self.rows(table)
             .into_iter()
             .find(|r| r.name.starts_with(prefix))
-            .map(|r| r.median_ns)
+            .and_then(|r| r.median_ns)
     }
 
     /// Why the document is missing, if it is.
@@ -62,19 +62,18 @@ impl Doc {
     }
 }
 
-/// One measured row.
+/// One row: a candidate and criterion's estimate of it (absent in quick
+/// mode, where nothing is timed).
 #[derive(Debug, Clone)]
 pub struct Row {
     /// The candidate.
     pub name: String,
-    /// Fastest run, ns per call.
-    pub best_ns: f64,
-    /// Median run, ns per call.
-    pub median_ns: f64,
-    /// Runs the figures come from (with 2 threads: those where both overlapped).
-    pub runs_kept: u64,
-    /// Runs made.
-    pub runs: u64,
+    /// Criterion's median, ns per call.
+    pub median_ns: Option<f64>,
+    /// The lower bound of the median's confidence interval (95%), ns.
+    pub low_ns: Option<f64>,
+    /// The upper bound, ns.
+    pub high_ns: Option<f64>,
 }
 
 /// The peers of the record-path table (every row that is neither ours nor

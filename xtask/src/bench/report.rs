@@ -12,6 +12,13 @@ use super::wrk::ARGS as WRK_ARGS;
 pub const COMMAND: &str = "cargo xtask bench";
 /// The quick, non-timing mode CI runs.
 pub const QUICK_COMMAND: &str = "cargo test -p gym-bench --benches --tests";
+/// Criterion's configuration in `xtask/bench/src/harness.rs`, as the report
+/// describes it.
+const WARM_UP_S: u64 = 1;
+/// Samples per benchmark.
+const SAMPLES: u64 = 50;
+/// Measurement time per benchmark, s.
+const MEASUREMENT_S: u64 = 3;
 /// Where the record-path chart is, relative to the workspace root.
 pub const CHART_PATH: &str = "xtask/bench/record-path.svg";
 
@@ -41,12 +48,34 @@ fn fmt_ratio(r: Option<f64>) -> String {
     r.map_or_else(|| "n/a".into(), |r| format!("{r:.2}x"))
 }
 
+/// A peer's measured median.
+struct Peer {
+    name: String,
+    median_ns: f64,
+}
+
 /// The fastest peer's median in `table` of the prom record bench.
-fn fastest_peer(doc: &Doc, table: &str) -> Option<Row> {
+fn fastest_peer(doc: &Doc, table: &str) -> Option<Peer> {
     doc.rows(table)
         .into_iter()
         .filter(|r| is_peer(&r.name))
+        .filter_map(|r| {
+            Some(Peer {
+                median_ns: r.median_ns?,
+                name: r.name,
+            })
+        })
         .min_by(|a, b| a.median_ns.total_cmp(&b.median_ns))
+}
+
+/// A count, or a dash when missing.
+fn fmt_count(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".into(), |v| format!("{v:.0}"))
+}
+
+/// `v` to two decimals, or a dash when not measured.
+fn fmt_ns(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".into(), |v| format!("{v:.2}"))
 }
 
 fn targets(r: &Results) -> Vec<Target> {
@@ -73,13 +102,15 @@ fn targets(r: &Results) -> Vec<Target> {
         let q = ratio(ours, peer.as_ref().map(|p| p.median_ns));
         t.push(Target {
             what,
-            measured: format!(
-                "{} ({:.2} ns vs {} {:.2} ns)",
-                fmt_ratio(q),
-                ours.unwrap_or(f64::NAN),
-                peer.as_ref().map_or("?", |p| p.name.as_str()),
-                peer.as_ref().map_or(f64::NAN, |p| p.median_ns)
-            ),
+            measured: match (ours, peer.as_ref()) {
+                (Some(ours), Some(p)) => format!(
+                    "{} ({ours:.2} ns vs {} {:.2} ns)",
+                    fmt_ratio(q),
+                    p.name,
+                    p.median_ns
+                ),
+                _ => fmt_ratio(q),
+            },
             met: q.map(|q| q <= limit),
         });
     }
@@ -310,17 +341,26 @@ fn notes(o: &mut String, r: &Results) {
 fn table(out: &mut String, rows: &[Row], baseline: Option<f64>, reference: Option<(&str, f64)>) {
     let _ = writeln!(
         out,
-        "| candidate | best (ns) | median (ns) | median − empty loop (ns) | ratio{} | runs |",
+        "| candidate | median (ns) | 95% CI (ns) | median − empty loop (ns) | ratio{} |",
         reference.map_or(String::new(), |(n, _)| format!(" to {n}"))
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|");
     for row in rows {
-        let net = baseline.map_or("".into(), |b| format!("{:.2}", row.median_ns - b));
-        let q = reference.map_or("".into(), |(_, v)| format!("{:.2}x", row.median_ns / v));
+        let net = baseline
+            .zip(row.median_ns)
+            .map_or("".into(), |(b, m)| format!("{:.2}", m - b));
+        let q = reference
+            .zip(row.median_ns)
+            .map_or("".into(), |((_, v), m)| format!("{:.2}x", m / v));
+        let ci = match (row.low_ns, row.high_ns) {
+            (Some(l), Some(h)) => format!("{l:.2} – {h:.2}"),
+            _ => "–".into(),
+        };
         let _ = writeln!(
             out,
-            "| {} | {:.2} | {:.2} | {net} | {q} | {} of {} |",
-            row.name, row.best_ns, row.median_ns, row.runs_kept, row.runs
+            "| {} | {} | {ci} | {net} | {q} |",
+            row.name,
+            fmt_ns(row.median_ns)
         );
     }
 }
@@ -336,9 +376,9 @@ pub fn markdown(r: &Results) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# Benchmarks\n");
     if r.quick {
-        let _ = writeln!(o, "> **Quick mode**: every benchmark ran once, briefly. These figures prove only that the benchmarks run; they are not measurements.\n");
+        let _ = writeln!(o, "> **Quick mode**: every benchmark ran once, briefly (criterion's test mode: one untimed iteration per candidate, hence no times in the tables). These figures prove only that the benchmarks run; they are not measurements.\n");
     }
-    let _ = writeln!(o, "Written by `{COMMAND}`{} on {}. Every table is one process's interleaved run: each candidate runs 2,000 calls (short enough to fit in a scheduler time slice), then the next, round after round (400 rounds; with 2 threads, until each candidate has 400 runs where both threads overlapped, at most 8,000 rounds), so all of them see the same background load; *best* is the fastest run, *median* the median run (of the slower thread with 2 threads), and ratios use the median. With 2 threads a run counts only if both threads were recording for at least 90% of it (*runs*: kept of made; on a loaded machine a descheduled thread would turn a run into a single-threaded one). Absolute times drift on this shared machine; ratios within one table hold.\n", if r.quick { " --quick" } else { "" }, r.finished);
+    let _ = writeln!(o, "Written by `{COMMAND}`{} on {}. Every figure is measured by [criterion](https://crates.io/crates/criterion) (warm-up {} s, then {} samples over {} s per candidate, the candidates of a table one after the other in one process): *median* is criterion's median of the samples' time per call, *95% CI* its bootstrap confidence interval, and ratios use the medians. With 2 threads, both threads record into the same instrument: a persistent pair of threads, each past its first records (so per-thread registration is not timed), starts every sample together on a spin barrier, and the sample's time is the slower thread's. Absolute times drift on this shared machine; ratios within one table hold best.\n", if r.quick { " --quick" } else { "" }, r.finished, WARM_UP_S, SAMPLES, MEASUREMENT_S);
     let _ = writeln!(o, "## Machine and versions\n");
     for line in &r.machine {
         let _ = writeln!(o, "- {line}");
@@ -357,7 +397,7 @@ pub fn markdown(r: &Results) -> String {
     }
 
     notes(&mut o, r);
-    let _ = writeln!(o, "\n## Record path\n\nNo attributes; values `i & 8191` ms, spread over the default buckets. Ours through the facade (`gym_metrics_api::record_*`, a `Duration` argument) with the backend installed; peers call their registered histogram directly with an `f64`. With 2 threads both record into the same instrument at once (a barrier starts every run). The prom backend and the peers run in one process (`benches/record_prom.rs`); the otel backend needs its own process (the facade installs once) and is compared with the bare SDK measured there (`benches/record_otel.rs`).\n\n![record path](xtask/bench/record-path.svg)\n");
+    let _ = writeln!(o, "\n## Record path\n\nNo attributes; values `i & 8191` ms, spread over the default buckets. Ours through the facade (`gym_metrics_api::record_*`, a `Duration` argument) with the backend installed; peers call their registered histogram directly with an `f64`. With 2 threads both record into the same instrument at once (a spin barrier starts every sample). The prom backend and the peers run in one process (`benches/record_prom.rs`); the otel backend needs its own process (the facade installs once) and is compared with the bare SDK measured there (`benches/record_otel.rs`).\n\n![record path](xtask/bench/record-path.svg)\n");
     missing(&mut o, &r.record_prom);
     for (threads, label) in [
         ("threads_1", "1 thread"),
@@ -415,7 +455,7 @@ pub fn markdown(r: &Results) -> String {
         }
     }
 
-    let _ = writeln!(o, "\n## Scrape\n\n### Render, same families\n\nBoth duration histograms (10,000 records each, every bucket used), the success-rate gauge, both verify counters and `target_info` with our resource labels, built with each library's own types (`src/scrape_families.rs`); runs of 200 renders, 60 rounds. Ours is `PrometheusHandle::render` (shards summed, families built, `prometheus`'s text encoder); `prometheus` is `Registry::gather` + `TextEncoder`; `prometheus-client` is `encoding::text::encode` (OpenMetrics text).\n");
+    let _ = writeln!(o, "\n## Scrape\n\n### Render, same families\n\nBoth duration histograms (10,000 records each, every bucket used), the success-rate gauge, both verify counters and `target_info` with our resource labels, built with each library's own types (`src/scrape_families.rs`); one render per criterion iteration. Ours is `PrometheusHandle::render` (shards summed, families built, `prometheus`'s text encoder); `prometheus` is `Registry::gather` + `TextEncoder`; `prometheus-client` is `encoding::text::encode` (OpenMetrics text).\n");
     missing(&mut o, &r.scrape);
     let rows = r.scrape.rows("render");
     if !rows.is_empty() {
@@ -433,13 +473,13 @@ pub fn markdown(r: &Results) -> String {
         };
         let _ = writeln!(o, "\nExposition sizes: ours {} bytes, `prometheus` {} bytes, `prometheus-client` {} bytes.", bytes("gym-metrics-prom"), bytes("prometheus"), bytes("prometheus-client"));
     }
-    if let Some(idle) = r.scrape.num("/record_while_scraping/idle_median_ns") {
-        let g = |k: &str| {
-            r.scrape
-                .num(&format!("/record_while_scraping/{k}"))
-                .unwrap_or(f64::NAN)
+    if r.scrape.at("/record_while_scraping").is_some() {
+        let g = |k: &str| r.scrape.num(&format!("/record_while_scraping/{k}"));
+        let ci = |k: &str| match (g(&format!("{k}_low_ns")), g(&format!("{k}_high_ns"))) {
+            (Some(l), Some(h)) => format!("{l:.2} – {h:.2}"),
+            _ => "–".into(),
         };
-        let _ = writeln!(o, "\n### Recording while a scraper renders continuously\n\nOne thread records `record_rollout_duration` (the recorder directly) while another renders in a loop; runs (20,000 records each) alternate between scraper idle and scraper rendering; a run while scraping counts only if a scrape completed during it ({} of {} did). Every scrape is checked: `_count` equals the `+Inf` bucket for both histograms.\n\n| | best (ns) | median (ns) |\n|---|---:|---:|\n| idle | {:.2} | {idle:.2} |\n| while scraping | {:.2} | {:.2} |\n\nRatio (median): {}. Scrapes during the run: {}, inconsistent: {}.", g("scraping_runs_kept"), g("runs"), g("idle_best_ns"), g("scraping_best_ns"), g("scraping_median_ns"), fmt_ratio(Some(g("scraping_median_ns") / idle)), g("scrapes"), g("inconsistent_scrapes"));
+        let _ = writeln!(o, "\n### Recording while a scraper renders continuously\n\nOne thread records `record_rollout_duration` (the recorder directly) while another renders in a loop: two criterion benchmarks, the first with the scraper idle, the second with it rendering back to back from before the benchmark starts until after it ends ({} scrapes completed during it). Every scrape is checked: `_count` equals the `+Inf` bucket for both histograms.\n\n| | median (ns) | 95% CI (ns) |\n|---|---:|---:|\n| idle | {} | {} |\n| while scraping | {} | {} |\n\nRatio (median): {}. Scrapes during the run: {}, inconsistent: {}.", fmt_count(g("scrapes_while_timed")), fmt_ns(g("idle_median_ns")), ci("idle"), fmt_ns(g("scraping_median_ns")), ci("scraping"), fmt_ratio(ratio(g("scraping_median_ns"), g("idle_median_ns"))), fmt_count(g("scrapes")), fmt_count(g("inconsistent_scrapes")));
     }
     let _ = writeln!(o, "\n### `/metrics` under wrk\n\n`wrk {}` against our endpoint (`PrometheusBuilder::install`, the scrape bench's recordings) and then against a minimal hyper 1 server on a current-thread runtime returning a fixed body of the same size (`src/bin/fixed_body_server.rs`), loopback only, one after the other in the same run. wrk shares the 2 cores with the server.\n", WRK_ARGS.join(" "));
     match &r.wrk {
@@ -465,25 +505,26 @@ pub fn markdown(r: &Results) -> String {
         }
     }
 
-    let _ = writeln!(o, "\n## OpenTelemetry export\n\nOTLP http/protobuf to a loopback receiver that answers `200` and counts bytes (`src/otlp_sink.rs`), an export every 50 ms for 3 s, three times each, alternating; the same instruments and 10,000 records in each (two histograms with the same boundaries, the success-rate gauge and two counters observed at collection). CPU time is the whole process's (exporter thread, HTTP client, receiver) divided by the exports received. The bytes differ also by the resource: ours carries the role's attributes, the service name and an instance id.\n");
+    let _ = writeln!(o, "\n## OpenTelemetry export\n\nOTLP http/protobuf to a loopback receiver that answers `200` and counts bytes (`src/otlp_sink.rs`), an export every 50 ms, one pipeline after the other; the same instruments and 10,000 records in each (two histograms with the same boundaries, the success-rate gauge and two counters observed at collection). One criterion iteration is one export cycle, timed in CPU time of the whole process (exporter thread, HTTP client, receiver) from one export's arrival to the next (10 samples over 3 s); bytes per export are the receiver's count over the whole benchmark. The bytes differ also by the resource: ours carries the role's attributes, the service name and an instance id.\n");
     missing(&mut o, &r.otel_export);
     if r.otel_export.error().is_none() {
         let _ = writeln!(
             o,
-            "| pipeline | exports | CPU per export (µs) | bytes per export |\n|---|---:|---:|---:|"
+            "| pipeline | exports | CPU per export, median (µs) | 95% CI (µs) | bytes per export |\n|---|---:|---:|---:|---:|"
         );
         for k in ["gym-metrics-otel", "opentelemetry_sdk"] {
-            let g = |f: &str| {
-                r.otel_export
-                    .num(&format!("/export/{k}/{f}"))
-                    .unwrap_or(f64::NAN)
+            let g = |f: &str| r.otel_export.num(&format!("/export/{k}/{f}"));
+            let one = |v: Option<f64>| v.map_or_else(|| "–".into(), |v| format!("{v:.1}"));
+            let ci = match (g("cpu_low_us"), g("cpu_high_us")) {
+                (Some(l), Some(h)) => format!("{l:.1} – {h:.1}"),
+                _ => "–".into(),
             };
             let _ = writeln!(
                 o,
-                "| {k} | {} | {:.1} | {:.0} |",
-                g("exports"),
-                g("cpu_us_per_export"),
-                g("bytes_per_export")
+                "| {k} | {} | {} | {ci} | {} |",
+                fmt_count(g("exports")),
+                one(g("cpu_us_per_export")),
+                fmt_count(g("bytes_per_export"))
             );
         }
         let q = ratio(
@@ -533,4 +574,70 @@ pub fn markdown(r: &Results) -> String {
 
     let _ = writeln!(o, "\n## Reproduce\n\n```sh\ncargo xtask tools   # provisions wrk under target/tools/bin\n{COMMAND}         # a few minutes; writes BENCHMARKS.md and {CHART_PATH}\n{QUICK_COMMAND}   # what CI runs: every bench once, no timing\n```");
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn results(quick: bool, prom: serde_json::Value) -> Results {
+        Results {
+            quick,
+            record_prom: Doc(Ok(prom)),
+            record_otel: Doc(Err("not run".into())),
+            scrape: Doc(Ok(json!({
+                "record_while_scraping": {"scrapes": 3, "scrapes_while_timed": 2, "inconsistent_scrapes": 0}
+            }))),
+            otel_export: Doc(Ok(json!({
+                "export": {"gym-metrics-otel": {"exports": 2, "bytes_per_export": 1388.0}}
+            }))),
+            counts: Vec::new(),
+            rss: Vec::new(),
+            wrk: Err("not run".into()),
+            no_alloc: Ok(()),
+            machine: Vec::new(),
+            versions: Vec::new(),
+            finished: "now".into(),
+        }
+    }
+
+    #[test]
+    fn medians_print_with_their_interval_and_ratios_use_them() {
+        let row = |name: &str, m: f64| json!({"name": name, "threads": 1, "median_ns": m, "low_ns": m - 0.5, "high_ns": m + 0.5});
+        let text = markdown(&results(
+            false,
+            json!({ "threads_1": [
+                row("empty loop", 1.0),
+                row("gym-metrics-prom record_rollout_duration", 5.0),
+                row("prometheus 0.14 Histogram::observe", 20.0),
+            ]}),
+        ));
+        assert!(
+            text.contains(
+                "| gym-metrics-prom record_rollout_duration | 5.00 | 4.50 – 5.50 | 4.00 | 0.25x |"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("0.25x (5.00 ns vs prometheus 0.14"), "{text}");
+        assert!(!text.contains("Quick mode"), "{text}");
+    }
+
+    #[test]
+    fn quick_mode_says_so_and_prints_rows_without_figures() {
+        let text = markdown(&results(
+            true,
+            json!({ "threads_1": [{"name": "empty loop", "threads": 1}] }),
+        ));
+        assert!(text.contains("**Quick mode**"), "{text}");
+        assert!(
+            text.contains("prove only that the benchmarks run"),
+            "{text}"
+        );
+        assert!(text.contains("| empty loop | – | – |  |  |"), "{text}");
+        assert!(
+            text.contains("| gym-metrics-otel | 2 | – | – | 1388 |"),
+            "{text}"
+        );
+    }
 }

@@ -35,6 +35,17 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| workspace_root().join("target"))
 }
 
+/// Cargo for every build of the benchmarks: the release profile (which the
+/// bench profile inherits) as shipped, but with its symbols kept, because
+/// callgrind finds the counted loops by name (`strip = "symbols"` made every
+/// count zero). Every invocation gets the same setting, so none rebuilds
+/// what another built.
+fn bench_cargo() -> Command {
+    let mut cmd = cargo();
+    cmd.env("CARGO_PROFILE_RELEASE_STRIP", "none");
+    cmd
+}
+
 fn status(what: &str, mut cmd: Command) -> Result<(), String> {
     eprintln!("\n==> bench: {what}: {cmd:?}");
     match cmd.status() {
@@ -48,7 +59,7 @@ fn status(what: &str, mut cmd: Command) -> Result<(), String> {
 fn build_bins(out: &Path) -> Result<(PathBuf, PathBuf), String> {
     // The noop build first: it turns on gym-metrics-api/off, so its binary is
     // copied away before the normal build overwrites it.
-    let mut noop = cargo();
+    let mut noop = bench_cargo();
     noop.args([
         "build",
         "--release",
@@ -64,7 +75,7 @@ fn build_bins(out: &Path) -> Result<(PathBuf, PathBuf), String> {
     let noop_loop = out.join("callgrind_loop_noop");
     std::fs::copy(release.join("callgrind_loop"), &noop_loop)
         .map_err(|e| format!("copying the noop callgrind loop: {e}"))?;
-    let mut bins = cargo();
+    let mut bins = bench_cargo();
     bins.args(["build", "--release", "-p", "gym-bench", "--bins"]);
     status("build the helper binaries", bins)?;
     Ok((release, noop_loop))
@@ -160,7 +171,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     std::fs::create_dir_all(&out).map_err(|e| format!("creating {}: {e}", out.display()))?;
 
     let (release, noop_loop) = build_bins(&out)?;
-    let mut benches = cargo();
+    let mut benches = bench_cargo();
     benches
         .args(["bench", "-p", "gym-bench", "--benches"])
         .env("GYM_BENCH_OUT", &out);
@@ -174,7 +185,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let counts = counts(&release, &noop_loop, &out);
     let rss = rss(&release, quick);
     let wrk = scrape_under_wrk(&release);
-    let mut no_alloc = cargo();
+    let mut no_alloc = bench_cargo();
     no_alloc.args(["test", "--release", "-p", "gym-bench", "--test", "no_alloc"]);
     let no_alloc = status("the no-allocation test", no_alloc);
 

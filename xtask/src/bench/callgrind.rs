@@ -38,11 +38,22 @@ pub fn count(program: &Path, mode: &str, out_dir: &Path) -> Result<u64, String> 
     }
     let text = std::fs::read_to_string(&out_file)
         .map_err(|e| format!("reading {}: {e}", out_file.display()))?;
-    text.lines()
+    let total: u64 = text
+        .lines()
         .find_map(|l| {
             l.strip_prefix("totals:")
                 .or_else(|| l.strip_prefix("summary:"))
         })
         .and_then(|n| n.split_whitespace().next()?.parse().ok())
-        .ok_or_else(|| format!("no instruction total in {}", out_file.display()))
+        .ok_or_else(|| format!("no instruction total in {}", out_file.display()))?;
+    // A loop of CALLS iterations runs at least one instruction per call; less
+    // means the toggle never matched (a stripped binary counts zero), and a
+    // zero must not pass for "the noop loop equals the empty one".
+    if total < CALLS {
+        return Err(format!(
+            "{total} instructions counted in {} {mode}: the loop symbol `{function}` was not found (a stripped binary?)",
+            program.display()
+        ));
+    }
+    Ok(total)
 }

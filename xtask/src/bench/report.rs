@@ -273,7 +273,7 @@ fn notes(o: &mut String, r: &Results) {
     if let (Some(f), Some(d), Some(p)) = (facade, direct, peer.as_ref()) {
         if f > 0.5 * p.median_ns {
             lines.push(format!(
-                "**Record path, 1 thread.** The recorder called directly takes {d:.2} ns ({} the fastest peer); through the facade {f:.2} ns. The facade's share ({:.2} ns) is the `Duration` → milliseconds conversion (`as_secs_f64() * 1000.0`: an integer split, two conversions and a floating-point *division* on the path to the bucket search) and the virtual call into the installed recorder. Meeting 0.5x ({:.2} ns) would take both: a division-free conversion in the API (e.g. `as_nanos() as f64 * 1e-6`, or integer nanosecond bounds so no float is needed at all), and a record below the ~3.7 ns store-to-load chain a tight loop on one thread's slots costs (e.g. keeping the running sum in a non-atomic thread-owned cell published less often).",
+                "**Record path, 1 thread.** The recorder called directly takes {d:.2} ns ({} the fastest peer); through the facade {f:.2} ns. The facade's share ({:.2} ns) is the virtual call into the installed recorder and the `Duration` → whole-nanoseconds split; the backend's is the `thread_local` lookup of the calling thread's shard, the masked binary search over 16 padded bounds, and the two slot updates (integer only, no read-modify-write). Meeting 0.5x ({:.2} ns) would take removing one of those: e.g. caching the shard pointer in a `thread_local!` cell keyed by the recorder (one TLS load instead of the crate's id lookup and bucket walk), or inlining the record into the call site by making the backend a compile-time choice instead of a `dyn Recorder`.",
                 fmt_ratio(Some(d / p.median_ns)),
                 f - d,
                 0.5 * p.median_ns
@@ -302,7 +302,7 @@ fn notes(o: &mut String, r: &Results) {
     if let (Some(f), Some(d), Some(b)) = (of, od, sdk) {
         if f > 1.1 * b {
             lines.push(format!(
-                "**OpenTelemetry record, 1 thread.** The recorder called directly is {} the bare SDK; the facade adds {:.2} ns (the same `Duration` conversion with its division, and the virtual call), which is most of the 10% allowance of a ~{b:.0} ns record. Meeting 1.1x reliably would take the division-free conversion above.",
+                "**OpenTelemetry record, 1 thread.** The recorder called directly is {} the bare SDK; the facade adds {:.2} ns (the `Duration` → milliseconds conversion, `as_secs_f64() * 1000.0` with its division, and the virtual call), which is most of the 10% allowance of a ~{b:.0} ns record. Meeting 1.1x reliably would take a division-free conversion (e.g. integer milliseconds when a duration has no sub-millisecond part).",
                 fmt_ratio(Some(d / b)),
                 f - d
             ));
@@ -313,7 +313,7 @@ fn notes(o: &mut String, r: &Results) {
         r.scrape.median("render", "prometheus-client"),
     ) {
         if q > 1.0 {
-            lines.push("**Render.** Ours sums the shards, then builds `prometheus` protobuf families (a `String` per name, help text and label, cloned each scrape) and runs them through `prometheus`'s `TextEncoder`, which is itself slower than `prometheus-client`'s direct writer (see its row). Meeting 1.0x would take writing the text straight from the shard sums into one reused buffer, with the constant parts (HELP/TYPE lines, label sets, `target_info`) pre-rendered once.".to_string());
+            lines.push("**Render.** Ours already writes the text straight from the shard sums into one buffer, with the constant parts (HELP/TYPE lines, label sets, `target_info`) rendered once at build time; what remains per render is summing every thread's shard and formatting each number. Meeting 1.0x would take profiling those two (e.g. a shortest-round-trip float formatter for the `le` values and sums, as `prometheus-client` uses via `ryu`-like code).".to_string().to_string());
         }
     }
     if let Some(q) = ratio(
@@ -326,7 +326,7 @@ fn notes(o: &mut String, r: &Results) {
     }
     if let Ok(w) = &r.wrk {
         if w.ours.requests_per_sec < 0.7 * w.fixed.requests_per_sec {
-            lines.push("**`/metrics` throughput.** Every request renders (the render cost above, tens of µs) where the reference copies a ready body, and wrk shares the 2 cores with the server. Meeting 0.7x would take a faster render (above) or reusing a rendered body for concurrent requests arriving within a short window (e.g. 100 ms), which Prometheus' own scrape interval makes harmless.".to_string());
+            lines.push("**`/metrics` throughput.** Every request renders (a few µs, see the render table) where the reference copies a ready body, and wrk shares the 2 cores with the server. Meeting 0.7x would take reusing a rendered body for concurrent requests arriving within a short window (e.g. 100 ms), which Prometheus' own scrape interval makes harmless.".to_string().to_string());
         }
     }
     if lines.is_empty() {
@@ -455,7 +455,7 @@ pub fn markdown(r: &Results) -> String {
         }
     }
 
-    let _ = writeln!(o, "\n## Scrape\n\n### Render, same families\n\nBoth duration histograms (10,000 records each, every bucket used), the success-rate gauge, both verify counters and `target_info` with our resource labels, built with each library's own types (`src/scrape_families.rs`); one render per criterion iteration. Ours is `PrometheusHandle::render` (shards summed, families built, `prometheus`'s text encoder); `prometheus` is `Registry::gather` + `TextEncoder`; `prometheus-client` is `encoding::text::encode` (OpenMetrics text).\n");
+    let _ = writeln!(o, "\n## Scrape\n\n### Render, same families\n\nBoth duration histograms (10,000 records each, every bucket used), the success-rate gauge, both verify counters and `target_info` with our resource labels, built with each library's own types (`src/scrape_families.rs`); one render per criterion iteration. Ours is `PrometheusHandle::render` (shards summed, the text written straight into one buffer, the constant parts pre-rendered when the recorder was built); `prometheus` is `Registry::gather` + `TextEncoder`; `prometheus-client` is `encoding::text::encode` (OpenMetrics text).\n");
     missing(&mut o, &r.scrape);
     let rows = r.scrape.rows("render");
     if !rows.is_empty() {

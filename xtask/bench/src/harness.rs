@@ -410,3 +410,61 @@ impl<'c> Table<'c> {
         rows(mode, &self.group_name, self.threads, &self.names)
     }
 }
+
+/// Passes of a table whose figures swing between runs of the same code: a
+/// lock that two threads fight over (the OpenTelemetry SDK's histogram)
+/// falls into faster or slower hand-over patterns for seconds at a time, so
+/// one pass can put the same record call at 90 ns and, minutes later, at
+/// 300 ns. Alternating passes put every candidate under each pattern.
+pub const CONTENDED_PASSES: usize = 3;
+
+/// One table measured as several passes (JSON arrays of rows, as
+/// [`Table::finish`] returns them), as one: per candidate, the median of
+/// the passes' medians, and the widest interval (lowest low, highest high).
+/// Rows without figures (quick mode) stay without.
+///
+/// ```
+/// use gym_bench::harness::combine_passes;
+/// use serde_json::json;
+/// let row = |m: f64| json!([{ "name": "a", "threads": 2, "median_ns": m, "low_ns": m - 1.0, "high_ns": m + 1.0 }]);
+/// let both = combine_passes(&[row(90.0), row(300.0), row(120.0)]);
+/// assert_eq!(both[0]["median_ns"], json!(120.0));
+/// assert_eq!((both[0]["low_ns"].clone(), both[0]["high_ns"].clone()), (json!(89.0), json!(301.0)));
+/// ```
+pub fn combine_passes(passes: &[Value]) -> Value {
+    let Some(first) = passes.first().and_then(Value::as_array) else {
+        return Value::Array(Vec::new());
+    };
+    let rows = first
+        .iter()
+        .map(|row| {
+            let name = row.get("name");
+            let same: Vec<&Value> = passes
+                .iter()
+                .filter_map(Value::as_array)
+                .filter_map(|rows| rows.iter().find(|r| r.get("name") == name))
+                .collect();
+            let figures = |key: &str| -> Vec<f64> {
+                same.iter()
+                    .filter_map(|r| r.get(key).and_then(Value::as_f64))
+                    .collect()
+            };
+            let mut medians = figures("median_ns");
+            if medians.len() != same.len() || medians.is_empty() {
+                return row.clone();
+            }
+            medians.sort_by(f64::total_cmp);
+            let mut combined = row.clone();
+            if let Some(map) = combined.as_object_mut() {
+                map.insert("median_ns".into(), json!(medians[medians.len() / 2]));
+                let low = figures("low_ns").into_iter().fold(f64::INFINITY, f64::min);
+                let high = figures("high_ns").into_iter().fold(0.0, f64::max);
+                map.insert("low_ns".into(), json!(low));
+                map.insert("high_ns".into(), json!(high));
+                map.insert("passes".into(), json!(medians));
+            }
+            combined
+        })
+        .collect();
+    Value::Array(rows)
+}

@@ -19,6 +19,8 @@ const WARM_UP_S: u64 = 1;
 const SAMPLES: u64 = 50;
 /// Measurement time per benchmark, s.
 const MEASUREMENT_S: u64 = 3;
+/// Passes of the contended OpenTelemetry table (gym-bench's `harness::CONTENDED_PASSES`).
+const CONTENDED_PASSES: usize = 3;
 /// Where the record-path chart is, relative to the workspace root.
 pub const CHART_PATH: &str = "xtask/bench/record-path.svg";
 
@@ -425,6 +427,9 @@ pub fn markdown(r: &Results) -> String {
             continue;
         }
         let _ = writeln!(o, "### OpenTelemetry backend and the bare SDK, {label}\n");
+        if threads == "threads_2" {
+            let _ = writeln!(o, "Both threads fight over the SDK's histogram lock, which falls into faster or slower hand-over patterns for seconds at a time (the same call measured 90 ns in one pass and 300 ns in another of the same run), so this table is {CONTENDED_PASSES} passes over every candidate, one after the other: *median* is the median of the passes' medians, *95% CI* spans the lowest and highest bound of all passes.\n");
+        }
         let sdk = r.record_otel.median(threads, "opentelemetry_sdk");
         table(
             &mut o,

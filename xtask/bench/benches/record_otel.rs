@@ -32,20 +32,11 @@ fn main() {
 
     let mut out = Output::new("record_otel");
     for threads in [1, 2] {
-        // With 2 threads the SDK's lock makes one pass unrepresentative
-        // (see `CONTENDED_PASSES`): every candidate runs in each pass.
-        let passes = if threads == 1 {
-            1
-        } else {
-            harness::CONTENDED_PASSES
-        };
+        let passes = harness::passes(mode);
         let mut tables = Vec::with_capacity(passes);
         for pass in 1..=passes {
-            let group = if passes == 1 {
-                format!("record_otel threads_{threads}")
-            } else {
-                format!("record_otel threads_{threads} pass {pass}")
-            };
+            let table = format!("record_otel threads_{threads}");
+            let group = harness::pass_group(&table, pass, passes);
             let mut t = Table::new(&mut c, &group, threads);
             t.run("empty loop", |v| {
                 black_box(v);

@@ -30,32 +30,42 @@ fn main() {
     // Records made per candidate, to check afterwards that nothing was lost.
     let (mut rollouts, mut observed) = (0u64, 0u64);
     for threads in [1, 2] {
-        let mut t = Table::new(&mut c, &format!("record_prom threads_{threads}"), threads);
-        t.run("empty loop", |v| {
-            black_box(v);
-        });
-        rollouts += t.run(ROLLOUT, |v| {
-            record_rollout_duration(Duration::from_millis(v))
-        });
-        t.run("gym-metrics-prom record_verify", |v| {
-            record_verify(Duration::from_millis(v), v < 2500)
-        });
-        t.run(
-            "gym-metrics-prom PrometheusRecorder direct, rollout (f64 ms)",
-            |v| direct.record_rollout_duration(v as f64),
+        let passes = harness::passes(mode);
+        let mut tables = Vec::with_capacity(passes);
+        for pass in 1..=passes {
+            let table = format!("record_prom threads_{threads}");
+            let group = harness::pass_group(&table, pass, passes);
+            let mut t = Table::new(&mut c, &group, threads);
+            t.run("empty loop", |v| {
+                black_box(v);
+            });
+            rollouts += t.run(ROLLOUT, |v| {
+                record_rollout_duration(Duration::from_millis(v))
+            });
+            t.run("gym-metrics-prom record_verify", |v| {
+                record_verify(Duration::from_millis(v), v < 2500)
+            });
+            t.run(
+                "gym-metrics-prom PrometheusRecorder direct, rollout (f64 ms)",
+                |v| direct.record_rollout_duration(v as f64),
+            );
+            observed += t.run(PROMETHEUS, |v| prometheus.observe(v as f64));
+            t.run("prometheus-client 0.26 Histogram::observe", |v| {
+                prometheus_client.observe(v as f64)
+            });
+            t.run("opentelemetry_sdk 0.33 Histogram::record", |v| {
+                otel.record(v as f64, &[])
+            });
+            t.run(
+                "metrics 0.24 (exporter-prometheus) Histogram::record",
+                |v| metrics_handle.record(v as f64),
+            );
+            tables.push(t.finish(mode));
+        }
+        out.set(
+            &format!("threads_{threads}"),
+            harness::combine_passes(&tables),
         );
-        observed += t.run(PROMETHEUS, |v| prometheus.observe(v as f64));
-        t.run("prometheus-client 0.26 Histogram::observe", |v| {
-            prometheus_client.observe(v as f64)
-        });
-        t.run("opentelemetry_sdk 0.33 Histogram::record", |v| {
-            otel.record(v as f64, &[])
-        });
-        t.run(
-            "metrics 0.24 (exporter-prometheus) Histogram::record",
-            |v| metrics_handle.record(v as f64),
-        );
-        out.set(&format!("threads_{threads}"), t.finish(mode));
     }
     c.final_summary();
 

@@ -411,12 +411,43 @@ impl<'c> Table<'c> {
     }
 }
 
-/// Passes of a table whose figures swing between runs of the same code: a
-/// lock that two threads fight over (the OpenTelemetry SDK's histogram)
-/// falls into faster or slower hand-over patterns for seconds at a time, so
-/// one pass can put the same record call at 90 ns and, minutes later, at
-/// 300 ns. Alternating passes put every candidate under each pattern.
-pub const CONTENDED_PASSES: usize = 3;
+/// Passes over every record-path table. Criterion measures candidates one
+/// after the other, so whatever else the shared machine does during one
+/// candidate's 4 s lands on that candidate alone: single runs here put the
+/// same call at 17 ns and, minutes later, at 35 ns, and a lock two threads
+/// fight over (the OpenTelemetry SDK's histogram) falls into faster or
+/// slower hand-over patterns for seconds at a time (90 ns against 300 ns).
+/// Alternating passes put every candidate under each condition; the median
+/// of the passes is what the report uses.
+pub const PASSES: usize = 3;
+
+/// Passes in `mode`: [`PASSES`] when timing, one untimed run in quick mode.
+///
+/// ```
+/// use gym_bench::{harness, Mode};
+/// assert_eq!(harness::passes(Mode::Quick), 1);
+/// assert_eq!(harness::passes(Mode::Timing), harness::PASSES);
+/// ```
+pub fn passes(mode: Mode) -> usize {
+    match mode {
+        Mode::Timing => PASSES,
+        Mode::Quick => 1,
+    }
+}
+
+/// Criterion's group name of `table` in pass `pass` of `passes`.
+///
+/// ```
+/// assert_eq!(gym_bench::harness::pass_group("record_prom threads_1", 2, 3), "record_prom threads_1 pass 2");
+/// assert_eq!(gym_bench::harness::pass_group("record_prom threads_1", 1, 1), "record_prom threads_1");
+/// ```
+pub fn pass_group(table: &str, pass: usize, passes: usize) -> String {
+    if passes == 1 {
+        table.to_string()
+    } else {
+        format!("{table} pass {pass}")
+    }
+}
 
 /// One table measured as several passes (JSON arrays of rows, as
 /// [`Table::finish`] returns them), as one: per candidate, the median of

@@ -19,8 +19,8 @@ const WARM_UP_S: u64 = 1;
 const SAMPLES: u64 = 50;
 /// Measurement time per benchmark, s.
 const MEASUREMENT_S: u64 = 3;
-/// Passes of the contended OpenTelemetry table (gym-bench's `harness::CONTENDED_PASSES`).
-const CONTENDED_PASSES: usize = 3;
+/// Passes over every record-path table (gym-bench's `harness::PASSES`).
+const PASSES: usize = 3;
 /// Where the record-path chart is, relative to the workspace root.
 pub const CHART_PATH: &str = "xtask/bench/record-path.svg";
 
@@ -380,7 +380,7 @@ pub fn markdown(r: &Results) -> String {
     if r.quick {
         let _ = writeln!(o, "> **Quick mode**: every benchmark ran once, briefly (criterion's test mode: one untimed iteration per candidate, hence no times in the tables). These figures prove only that the benchmarks run; they are not measurements.\n");
     }
-    let _ = writeln!(o, "Written by `{COMMAND}`{} on {}. Every figure is measured by [criterion](https://crates.io/crates/criterion) (warm-up {} s, then {} samples over {} s per candidate, the candidates of a table one after the other in one process): *median* is criterion's median of the samples' time per call, *95% CI* its bootstrap confidence interval, and ratios use the medians. With 2 threads, both threads record into the same instrument: a persistent pair of threads, each past its first records (so per-thread registration is not timed), starts every sample together on a spin barrier, and the sample's time is the slower thread's. Absolute times drift on this shared machine; ratios within one table hold best.\n", if r.quick { " --quick" } else { "" }, r.finished, WARM_UP_S, SAMPLES, MEASUREMENT_S);
+    let _ = writeln!(o, "Written by `{COMMAND}`{} on {}. Every figure is measured by [criterion](https://crates.io/crates/criterion) (warm-up {} s, then {} samples over {} s per candidate, the candidates of a table one after the other in one process): *median* is criterion's median of the samples' time per call, *95% CI* its bootstrap confidence interval, and ratios use the medians. The record-path tables run {} passes over all their candidates, one pass after the other, and report the median of the passes' medians with an interval from the lowest to the highest bound of all passes: run singly, whatever else the shared machine did during one candidate's few seconds landed on that candidate alone (the same call measured 17 ns in one run and 35 ns in the next), and the OpenTelemetry SDK's histogram lock, fought over by 2 threads, falls into faster or slower hand-over patterns for seconds at a time (90 against 300 ns). With 2 threads, both threads record into the same instrument: a persistent pair of threads, each past its first records (so per-thread registration is not timed), starts every sample together on a spin barrier, and the sample's time is the slower thread's. Absolute times drift on this shared machine; ratios within one table hold best.\n", if r.quick { " --quick" } else { "" }, r.finished, WARM_UP_S, SAMPLES, MEASUREMENT_S, PASSES);
     let _ = writeln!(o, "## Machine and versions\n");
     for line in &r.machine {
         let _ = writeln!(o, "- {line}");
@@ -427,9 +427,6 @@ pub fn markdown(r: &Results) -> String {
             continue;
         }
         let _ = writeln!(o, "### OpenTelemetry backend and the bare SDK, {label}\n");
-        if threads == "threads_2" {
-            let _ = writeln!(o, "Both threads fight over the SDK's histogram lock, which falls into faster or slower hand-over patterns for seconds at a time (the same call measured 90 ns in one pass and 300 ns in another of the same run), so this table is {CONTENDED_PASSES} passes over every candidate, one after the other: *median* is the median of the passes' medians, *95% CI* spans the lowest and highest bound of all passes.\n");
-        }
         let sdk = r.record_otel.median(threads, "opentelemetry_sdk");
         table(
             &mut o,

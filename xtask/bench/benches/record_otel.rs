@@ -9,6 +9,9 @@ use gym_bench::{harness, peers, Mode, Output, Table};
 use gym_metrics_api::{record_rollout_duration, record_verify, Recorder};
 use gym_metrics_otel::{MetricsExporter, OtelBuilder};
 
+/// The control row: the same SDK call on a second, identical instrument.
+const CONTROL: &str = "control: a second opentelemetry_sdk 0.33 Histogram, built the same way";
+
 fn main() {
     let mode = Mode::current();
     let mut c = harness::criterion();
@@ -29,6 +32,10 @@ fn main() {
         .build()
         .expect("building the direct otel recorder");
     let (_otel_provider, otel) = peers::otel_sdk_histogram();
+    // A control: a second bare SDK instrument, built the same way. How far
+    // it lands from the first is how far apart two identical SDK
+    // instruments measure in one process.
+    let (_control_provider, control) = peers::otel_sdk_histogram();
 
     let mut out = Output::new("record_otel");
     for threads in [1, 2] {
@@ -54,6 +61,7 @@ fn main() {
             t.run("opentelemetry_sdk 0.33 Histogram::record", |v| {
                 otel.record(v as f64, &[])
             });
+            t.run(CONTROL, |v| control.record(v as f64, &[]));
             tables.push(t.finish(mode));
         }
         out.set(

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use gym_metrics_api::{Boundaries, BoundariesError, Installation, Role};
 
+use crate::collector::GymCollector;
 use crate::endpoint::Endpoint;
 use crate::env_config::EnvConfig;
 use crate::error::{BuildError, ConfigError};
@@ -189,9 +190,10 @@ impl PrometheusBuilder {
         );
         let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries));
         let exposition = Exposition::new(Arc::clone(&metrics), &resource);
+        let collector = GymCollector::new(Arc::clone(&metrics), &resource);
         Ok((
             PrometheusRecorder::new(metrics),
-            PrometheusHandle::new(exposition),
+            PrometheusHandle::new(exposition, collector),
         ))
     }
 

@@ -28,8 +28,8 @@ use crate::scope::{SCOPE_NAME, SCOPE_VERSION};
 use crate::sharded_histogram::HistogramSnapshot;
 use crate::text_format::{label_set, push_count, push_label_pairs, Kind, TextFormat};
 
-const TARGET_INFO_NAME: &str = "target_info";
-const TARGET_INFO_HELP: &str = "Target metadata";
+pub(crate) const TARGET_INFO_NAME: &str = "target_info";
+pub(crate) const TARGET_INFO_HELP: &str = "Target metadata";
 
 /// The scope labels every gym series carries, first name then version.
 const SCOPE_LABELS: [(&str, &str); 2] = [

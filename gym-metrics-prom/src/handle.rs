@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::collector::GymCollector;
 use crate::exposition::Exposition;
 use crate::text_format::TextFormat;
 
@@ -32,13 +33,31 @@ pub const OPENMETRICS_CONTENT_TYPE: &str = crate::text_format::OPENMETRICS_CONTE
 #[derive(Clone, Debug)]
 pub struct PrometheusHandle {
     exposition: Arc<Exposition>,
+    collector: GymCollector,
 }
 
 impl PrometheusHandle {
-    pub(crate) fn new(exposition: Exposition) -> Self {
+    pub(crate) fn new(exposition: Exposition, collector: GymCollector) -> Self {
         Self {
             exposition: Arc::new(exposition),
+            collector,
         }
+    }
+
+    /// The gym families as a `prometheus` crate collector, for an
+    /// application that serves a `prometheus::Registry` of its own: register
+    /// it there and that registry's `TextEncoder` output carries exactly what
+    /// [`PrometheusHandle::render`] writes.
+    ///
+    /// ```
+    /// let (_r, handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;
+    /// let registry = prometheus::Registry::new();
+    /// registry.register(Box::new(handle.collector()))?;
+    /// assert!(registry.gather().iter().any(|f| f.name() == "target_info"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn collector(&self) -> GymCollector {
+        self.collector.clone()
     }
 
     /// The Prometheus text format 0.0.4 exposition (see [`TEXT_CONTENT_TYPE`]).

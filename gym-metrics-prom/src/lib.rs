@@ -60,12 +60,23 @@
 //! `target_info` is always there. `tests/exposition_matches_opentelemetry.rs`
 //! proves the text is byte for byte what `opentelemetry-prometheus` 0.33
 //! renders for the same recordings.
+//!
+//! The `prometheus` crate's registry and `TextEncoder` define that text:
+//! [`PrometheusHandle::collector`] hands the gym families to a
+//! `prometheus::Registry` (an application that already serves one registers
+//! it there), and the same test holds `TextEncoder` over it byte for byte
+//! equal to [`PrometheusHandle::render`]. The handle itself writes the text
+//! straight from the shard sums, with every constant part (HELP and TYPE
+//! lines, label sets, `target_info`) rendered once at build time: building
+//! the families and encoding them costs about three times
+//! `prometheus-client`'s whole encoder, the direct writer about a quarter.
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod bucket_search;
 mod builder;
+mod collector;
 mod endpoint;
 mod env_config;
 mod error;
@@ -85,6 +96,7 @@ mod sharded_histogram;
 mod text_format;
 
 pub use builder::PrometheusBuilder;
+pub use collector::GymCollector;
 pub use error::{BuildError, ConfigError};
 pub use guard::PrometheusGuard;
 pub use handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};

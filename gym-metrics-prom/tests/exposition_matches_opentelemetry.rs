@@ -1,6 +1,8 @@
 //! For the same recordings, our exposition carries exactly what
 //! `opentelemetry-prometheus` 0.33 renders over `opentelemetry_sdk` 0.33:
 //! families, TYPE, HELP, label sets (scope labels, `le`, `target_info`) and values.
+//! And our families collected through the `prometheus` crate's registry and
+//! `TextEncoder` (`PrometheusHandle::collector`) are byte for byte our render.
 
 mod common;
 
@@ -115,7 +117,24 @@ fn ours(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
             }
         }
     }
-    handle.render()
+    let rendered = handle.render();
+    // The same families through the `prometheus` crate: our collector in a
+    // registry, encoded by its TextEncoder, is byte for byte the direct render.
+    let registry = prometheus::Registry::new();
+    registry.register(Box::new(handle.collector())).unwrap();
+    let mut encoded = Vec::new();
+    prometheus::Encoder::encode(
+        &prometheus::TextEncoder::new(),
+        &registry.gather(),
+        &mut encoded,
+    )
+    .unwrap();
+    assert_eq!(
+        String::from_utf8(encoded).unwrap(),
+        rendered,
+        "TextEncoder vs render"
+    );
+    rendered
 }
 
 fn opentelemetry(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {

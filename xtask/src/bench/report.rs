@@ -122,21 +122,15 @@ fn targets(r: &Results) -> Vec<Target> {
         measured: fmt_ratio(q),
         met: q.map(|q| q <= 1.5),
     });
-    for threads in ["threads_1", "threads_2"] {
-        let q = ratio(
-            otel.median(threads, "gym-metrics-otel record_rollout"),
-            otel.median(threads, "opentelemetry_sdk"),
-        );
-        t.push(Target {
-            what: if threads == "threads_1" {
-                "otel `record_rollout_duration`: ≤ 1.1x the bare SDK record (1 thread)"
-            } else {
-                "otel `record_rollout_duration`: ≤ 1.1x the bare SDK record (2 threads)"
-            },
-            measured: fmt_ratio(q),
-            met: q.map(|q| q <= 1.1),
-        });
-    }
+    let q = ratio(
+        otel.median("threads_1", "gym-metrics-otel record_rollout"),
+        otel.median("threads_1", "opentelemetry_sdk"),
+    );
+    t.push(Target {
+        what: "otel `record_rollout_duration`: ≤ 1.1x the bare SDK record (1 thread: the issue gives thread counts only for the prom targets; 2 threads below the table)",
+        measured: fmt_ratio(q),
+        met: q.map(|q| q <= 1.1),
+    });
     for (doc, backend, what) in [
         (
             prom,
@@ -264,6 +258,29 @@ fn targets(r: &Results) -> Vec<Target> {
     t
 }
 
+/// With 2 threads, the otel backend against the bare SDK: not one of the
+/// issue's targets (it gives thread counts only for the prom ones), reported
+/// beside them with its control and what drives it.
+fn contended_otel(o: &mut String, r: &Results) {
+    let otel = &r.record_otel;
+    let (ours, direct, sdk, control) = (
+        otel.median("threads_2", "gym-metrics-otel record_rollout"),
+        otel.median("threads_2", "gym-metrics-otel OtelRecorder direct"),
+        otel.median("threads_2", "opentelemetry_sdk"),
+        otel.median("threads_2", "control"),
+    );
+    let (Some(f), Some(d), Some(b)) = (ours, direct, sdk) else {
+        return;
+    };
+    let control = control.map_or_else(String::new, |c| {
+        format!(
+            "; the control, a second bare SDK instrument built the same way, {c:.0} ns ({})",
+            fmt_ratio(Some(c / b))
+        )
+    });
+    let _ = writeln!(o, "\n**Beyond the targets: the otel backend with 2 threads.** Ours through the facade {f:.0} ns, our recorder called directly {d:.0} ns, the bare SDK {b:.0} ns: {} the bare SDK{control}. The direct call is the very SDK call the bare row makes (`Histogram::record`, no attributes); every one of these rows takes the SDK's lock on the attribute-less tracker (a `Mutex` over the bucket counts, whose `Vec` is another allocation, with a `has_been_updated` flag stored beside it on every record and the bounds read from a third allocation first). With two threads fighting over that lock, what a record costs follows how many cache lines move per hand-over, which most likely depends on where those allocations fall: within one process the passes agree, but between runs of the same code the same rows have moved by up to 3x, the bare SDK's most of all. Holding 1.1x here reliably would take not contending the SDK's lock at all (per-thread shards as in the prom backend, handed to the SDK only at collection time), which the SDK 0.33's public API does not offer.", fmt_ratio(Some(f / b)));
+}
+
 /// Why a target was missed and what meeting it would take: reasoning from
 /// this run's own rows, printed only for targets this run missed.
 fn notes(o: &mut String, r: &Results) {
@@ -307,26 +324,6 @@ fn notes(o: &mut String, r: &Results) {
                 "**OpenTelemetry record, 1 thread.** The recorder called directly is {} the bare SDK; the facade adds {:.2} ns (the `Duration` → milliseconds conversion, `as_secs_f64() * 1000.0` with its division, and the virtual call), which is most of the 10% allowance of a ~{b:.0} ns record. Meeting 1.1x reliably would take a division-free conversion (e.g. integer milliseconds when a duration has no sub-millisecond part).",
                 fmt_ratio(Some(d / b)),
                 f - d
-            ));
-        }
-    }
-    let (of2, od2, sdk2) = (
-        otel.median("threads_2", "gym-metrics-otel record_rollout"),
-        otel.median("threads_2", "gym-metrics-otel OtelRecorder direct"),
-        otel.median("threads_2", "opentelemetry_sdk"),
-    );
-    let control2 = otel.median("threads_2", "control");
-    if let (Some(f), Some(d), Some(b)) = (of2, od2, sdk2) {
-        if f > 1.1 * b {
-            let control = control2.map_or_else(String::new, |c| {
-                format!(
-                    " The control row, a second bare SDK instrument built the same way, took {c:.0} ns: {} the first.",
-                    fmt_ratio(Some(c / b))
-                )
-            });
-            lines.push(format!(
-                "**OpenTelemetry record, 2 threads.** Ours through the facade takes {f:.0} ns, our recorder called directly {d:.0} ns ({}), the bare SDK {b:.0} ns.{control} The direct call is the very SDK call the bare row makes (`Histogram::record`, no attributes), so the gap is not code of ours: every row here takes the SDK's lock on the attribute-less tracker (a `Mutex` over the bucket counts, whose `Vec` is a separate allocation) and stores its `has_been_updated` flag beside it on every record, and the bucket search first reads the bounds from yet another allocation. How those allocations fall on cache lines differs between two instruments built apart, and with two threads writing, a shared line makes every record a transfer; within this process the passes agree, but which instrument is faster changes from run to run. Meeting 1.1x with 2 threads reliably would take not contending the SDK's lock at all: per-thread shards as in the prom backend, handed to the SDK only at collection time, which the SDK's public API (no custom metric producer in 0.33) does not offer; left for a later issue.",
-                fmt_ratio(Some(d / b)),
             ));
         }
     }
@@ -417,6 +414,7 @@ pub fn markdown(r: &Results) -> String {
     for t in targets(r) {
         let _ = writeln!(o, "| {} | {} | {} |", t.what, t.measured, verdict(t.met));
     }
+    contended_otel(&mut o, r);
 
     notes(&mut o, r);
     let _ = writeln!(o, "\n## Record path\n\nNo attributes; values `i & 8191` ms, spread over the default buckets. Ours through the facade (`gym_metrics_api::record_*`, a `Duration` argument) with the backend installed; peers call their registered histogram directly with an `f64`. With 2 threads both record into the same instrument at once (a spin barrier starts every sample). The prom backend and the peers run in one process (`benches/record_prom.rs`); the otel backend needs its own process (the facade installs once) and is compared with the bare SDK measured there (`benches/record_otel.rs`).\n\n![record path](xtask/bench/record-path.svg)\n");
@@ -448,7 +446,7 @@ pub fn markdown(r: &Results) -> String {
         }
         let _ = writeln!(o, "### OpenTelemetry backend and the bare SDK, {label}\n");
         if threads == "threads_2" {
-            let _ = writeln!(o, "Every row but the empty loop takes the SDK's lock on the attribute-less tracker; how two instruments' allocations fall on cache lines decides how costly two threads fighting over it are, and that differs from process to process: in separate runs of this same code the ratio of ours to the bare SDK has landed on either side of 1.1x, while the passes within one run agree. The control row (a second bare SDK instrument, built the same way) shows how far apart two identical instruments land in this run; read this table's verdict against it.\n");
+            let _ = writeln!(o, "The control row is a second bare SDK instrument, built the same way: how far it lands from the first is how far apart two identical instruments measure in this process (see *Beyond the targets* above).\n");
         }
         let sdk = r.record_otel.median(threads, "opentelemetry_sdk");
         table(

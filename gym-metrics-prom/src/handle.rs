@@ -33,14 +33,15 @@ pub const OPENMETRICS_CONTENT_TYPE: &str = crate::text_format::OPENMETRICS_CONTE
 #[derive(Clone, Debug)]
 pub struct PrometheusHandle {
     exposition: Arc<Exposition>,
-    collector: GymCollector,
+    // Shared: the endpoint clones the handle for every connection.
+    collector: Arc<GymCollector>,
 }
 
 impl PrometheusHandle {
     pub(crate) fn new(exposition: Exposition, collector: GymCollector) -> Self {
         Self {
             exposition: Arc::new(exposition),
-            collector,
+            collector: Arc::new(collector),
         }
     }
 
@@ -57,7 +58,7 @@ impl PrometheusHandle {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn collector(&self) -> GymCollector {
-        self.collector.clone()
+        GymCollector::clone(&self.collector)
     }
 
     /// The Prometheus text format 0.0.4 exposition (see [`TEXT_CONTENT_TYPE`]).

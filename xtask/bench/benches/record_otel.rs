@@ -5,7 +5,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use gym_bench::{harness, peers, Mode, Output, Table};
+use gym_bench::{harness, peers, Mode, Output};
 use gym_metrics_api::{record_rollout_duration, record_verify, Recorder};
 use gym_metrics_otel::{MetricsExporter, OtelBuilder};
 
@@ -39,12 +39,8 @@ fn main() {
 
     let mut out = Output::new("record_otel");
     for threads in [1, 2] {
-        let passes = harness::passes(mode);
-        let mut tables = Vec::with_capacity(passes);
-        for pass in 1..=passes {
-            let table = format!("record_otel threads_{threads}");
-            let group = harness::pass_group(&table, pass, passes);
-            let mut t = Table::new(&mut c, &group, threads);
+        let table = format!("record_otel threads_{threads}");
+        let rows = harness::table_in_passes(&mut c, mode, &table, threads, |t| {
             t.run("empty loop", |v| {
                 black_box(v);
             });
@@ -62,12 +58,8 @@ fn main() {
                 otel.record(v as f64, &[])
             });
             t.run(CONTROL, |v| control.record(v as f64, &[]));
-            tables.push(t.finish(mode));
-        }
-        out.set(
-            &format!("threads_{threads}"),
-            harness::combine_passes(&tables),
-        );
+        });
+        out.set(&format!("threads_{threads}"), rows);
     }
     c.final_summary();
     guard.shutdown().expect("shutting the otel recorder down");

@@ -5,7 +5,8 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use gym_bench::{harness, peers, Mode, Output, Table};
+use gym_bench::scrape_families::rollout_records;
+use gym_bench::{harness, peers, Mode, Output};
 use gym_metrics_api::{record_rollout_duration, record_verify, Recorder};
 
 const ROLLOUT: &str = "gym-metrics-prom record_rollout_duration";
@@ -30,12 +31,8 @@ fn main() {
     // Records made per candidate, to check afterwards that nothing was lost.
     let (mut rollouts, mut observed) = (0u64, 0u64);
     for threads in [1, 2] {
-        let passes = harness::passes(mode);
-        let mut tables = Vec::with_capacity(passes);
-        for pass in 1..=passes {
-            let table = format!("record_prom threads_{threads}");
-            let group = harness::pass_group(&table, pass, passes);
-            let mut t = Table::new(&mut c, &group, threads);
+        let table = format!("record_prom threads_{threads}");
+        let rows = harness::table_in_passes(&mut c, mode, &table, threads, |t| {
             t.run("empty loop", |v| {
                 black_box(v);
             });
@@ -60,25 +57,17 @@ fn main() {
                 "metrics 0.24 (exporter-prometheus) Histogram::record",
                 |v| metrics_handle.record(v as f64),
             );
-            tables.push(t.finish(mode));
-        }
-        out.set(
-            &format!("threads_{threads}"),
-            harness::combine_passes(&tables),
-        );
+        });
+        out.set(&format!("threads_{threads}"), rows);
     }
     c.final_summary();
 
     // Nothing lost: the exposition counts every rollout record made through
     // the facade, and prometheus every observation, on 1 and 2 threads.
     let text = handle.render();
-    assert!(
-        text.contains("gym_rollout_duration_ms_milliseconds_count{"),
-        "{text}"
-    );
     assert_eq!(
         rollout_records(&text),
-        rollouts,
+        Some(rollouts),
         "our exposition counts every rollout record made"
     );
     assert_eq!(
@@ -87,13 +76,4 @@ fn main() {
         "prometheus counts every observation made"
     );
     out.write().expect("writing the record_prom figures");
-}
-
-/// The `_count` of the rollout histogram in `text`.
-fn rollout_records(text: &str) -> u64 {
-    text.lines()
-        .find(|l| l.starts_with("gym_rollout_duration_ms_milliseconds_count{"))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|n| n.parse().ok())
-        .expect("the rollout histogram's _count")
 }

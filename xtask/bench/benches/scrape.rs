@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use criterion::Criterion;
 use gym_bench::scrape_families::{
-    prometheus_client_registry, prometheus_registry, target_info_labels, Recordings,
+    prometheus_client_registry, prometheus_registry, rollout_records, target_info_labels,
+    Recordings,
 };
 use gym_bench::{harness, Figure, Mode, Output, Table};
 use gym_metrics_api::Recorder;
@@ -158,7 +159,7 @@ fn record_while_scraping(mode: Mode, c: &mut Criterion, out: &mut Output) {
     assert!(consistent(&text));
     assert_eq!(
         rollout_records(&text),
-        records,
+        Some(records),
         "the exposition counts every rollout record made"
     );
     if mode == Mode::Timing {
@@ -182,13 +183,4 @@ fn record_while_scraping(mode: Mode, c: &mut Criterion, out: &mut Output) {
         }
     }
     out.set("record_while_scraping", doc);
-}
-
-/// The `_count` of the rollout histogram in `text`.
-fn rollout_records(text: &str) -> u64 {
-    text.lines()
-        .find(|l| l.starts_with("gym_rollout_duration_ms_milliseconds_count{"))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|n| n.parse().ok())
-        .expect("the rollout histogram's _count")
 }

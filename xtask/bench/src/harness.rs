@@ -449,6 +449,27 @@ pub fn pass_group(table: &str, pass: usize, passes: usize) -> String {
     }
 }
 
+/// The table `table` on `threads` threads, filled by `fill` once per pass
+/// ([`passes`] in `mode`, each its own criterion group, see [`pass_group`]),
+/// as one set of rows ([`combine_passes`]).
+pub fn table_in_passes(
+    c: &mut Criterion,
+    mode: Mode,
+    table: &str,
+    threads: usize,
+    mut fill: impl FnMut(&mut Table<'_>),
+) -> Value {
+    let passes = passes(mode);
+    let tables: Vec<Value> = (1..=passes)
+        .map(|pass| {
+            let mut t = Table::new(c, &pass_group(table, pass, passes), threads);
+            fill(&mut t);
+            t.finish(mode)
+        })
+        .collect();
+    combine_passes(&tables)
+}
+
 /// One table measured as several passes (JSON arrays of rows, as
 /// [`Table::finish`] returns them), as one: per candidate, the median of
 /// the passes' medians, and the widest interval (lowest low, highest high).

@@ -33,6 +33,21 @@ impl Recordings {
     }
 }
 
+/// The `_count` of the rollout histogram in a rendered exposition, if any.
+///
+/// ```
+/// let text = "gym_rollout_duration_ms_milliseconds_count{otel_scope_name=\"gym-metrics\"} 42\n";
+/// assert_eq!(gym_bench::scrape_families::rollout_records(text), Some(42));
+/// assert_eq!(gym_bench::scrape_families::rollout_records(""), None);
+/// ```
+pub fn rollout_records(exposition: &str) -> Option<u64> {
+    exposition
+        .lines()
+        .find(|l| l.starts_with("gym_rollout_duration_ms_milliseconds_count{"))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+}
+
 /// The `target_info` labels of a rendered exposition, so the peers carry
 /// exactly the same resource labels.
 pub fn target_info_labels(exposition: &str) -> Vec<(String, String)> {

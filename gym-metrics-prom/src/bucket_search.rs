@@ -1,7 +1,7 @@
 //! Which bucket a value falls in: a binary search over the bounds (in whole
 //! nanoseconds) without a data-dependent branch.
 //!
-//! Each step adds `step` or 0 by a conditional move: a branch there would be
+//! Each step adds `step` or 0 through a mask: a branch there would be
 //! mispredicted whenever the values vary. Up to 31 bounds the search runs
 //! over an inline array padded with `u64::MAX` and is fully unrolled (the 15
 //! default bounds: four compare-and-move steps); the branch choosing the

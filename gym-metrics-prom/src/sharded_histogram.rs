@@ -7,9 +7,8 @@
 //! Durations are kept in whole nanoseconds (integer adds, exact sums; a
 //! scrape reports the sum in milliseconds); a shard whose sum would pass
 //! `u64::MAX` nanoseconds (584 years) carries it into a float, so nothing
-//! is lost. The
-//! count is derived from the buckets, so `_count` always equals the `+Inf`
-//! bucket. Shards of exited threads keep their counts and are reused by the
+//! is lost. The count is derived from the buckets, so `_count` always equals
+//! the `+Inf` bucket. Shards of exited threads keep their counts and are reused by the
 //! next new thread (thread ids are recycled by `thread_local`), so memory is
 //! bounded by the peak number of live threads.
 
@@ -30,10 +29,10 @@ use thread_local::ThreadLocal;
 use crate::bucket_search::BucketSearch;
 use crate::nanos::{duration_nanos, millis_nanos, NANOS_PER_MILLI};
 
-/// Bucket counts held inline in a shard: with the sum and the successes, 32
-/// slots on two 128-byte-aligned lines (the 15 default bounds need 16).
-/// Longer bound lists keep the rest on the heap.
-const INLINE_COUNTS: usize = 30;
+/// Bucket counts held inline in a shard: with the sum, the carry, the
+/// successes and the overflow pointer, 256 bytes, two 128-byte lines (the 15
+/// default bounds need 16). Longer bound lists keep the rest on the heap.
+const INLINE_COUNTS: usize = 27;
 
 /// One thread's counters: the sum in whole nanoseconds, the successes (for
 /// verifications) and one count per bucket (the last bucket is `+Inf`).
@@ -47,6 +46,10 @@ struct Shard {
     counts: [AtomicU64; INLINE_COUNTS],
     overflow: Box<[AtomicU64]>,
 }
+
+// A count more inline would spill the shard onto a third line.
+#[cfg(not(gym_loom))]
+const _: () = assert!(std::mem::size_of::<Shard>() == 256);
 
 impl Shard {
     fn new(buckets: usize) -> Self {

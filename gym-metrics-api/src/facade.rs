@@ -2,16 +2,14 @@
 //! (`record_rollout_duration`, `record_verify`, `record_active_servers`).
 //!
 //! Before anything is installed each costs one atomic load and a branch; with
-//! the `off` feature (selected by the no-op backend) each compiles to nothing.
+//! the `off` feature (an application's choice, beside the no-op backend) each compiles to nothing.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use crate::compiled_off::COMPILED_OFF;
 use crate::install::installed;
 use crate::{bad_input, catalogue, HttpServerRequest, Recorder, RoleError};
-
-/// True when the `off` feature compiled every record call away.
-pub(crate) const COMPILED_OFF: bool = cfg!(feature = "off");
 
 #[inline(always)]
 fn recorder() -> Option<&'static dyn Recorder> {

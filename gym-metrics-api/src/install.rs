@@ -149,7 +149,7 @@ impl FleetSize {
     /// ```
     #[inline]
     pub fn set(&self, count: u64) {
-        if crate::facade::COMPILED_OFF {
+        if crate::compiled_off::COMPILED_OFF {
             return;
         }
         self.recorder.record_active_servers(count);

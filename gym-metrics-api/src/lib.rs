@@ -21,9 +21,12 @@
 //! [`catalogue::SERVER_REQUEST_DURATION`]).
 //!
 //! Libraries call the free functions; an application installs one backend
-//! (`gym-metrics-prom`, `gym-metrics-otel`, or `gym-metrics-noop`, which
-//! compiles every call to nothing). Until something is installed, each call
-//! is one atomic load and a branch.
+//! (`gym-metrics-prom`, `gym-metrics-otel`, or `gym-metrics-noop`). Until
+//! something is installed, each call is one atomic load and a branch. An
+//! application (never a library: Cargo unifies features) may turn on this
+//! crate's `off` feature beside the no-op backend to compile every call to
+//! nothing; a recording backend built into such a program refuses to start
+//! ([`CompiledOffError`]).
 //!
 //! ```
 //! use std::time::Duration;
@@ -42,6 +45,7 @@
 mod bad_input;
 mod boundaries;
 pub mod catalogue;
+mod compiled_off;
 mod facade;
 mod http_server;
 mod install;
@@ -54,6 +58,7 @@ mod timer;
 pub use bad_input::dropped_values;
 pub use boundaries::{Boundaries, BoundariesError};
 pub use catalogue::{Instrument, InstrumentKind};
+pub use compiled_off::{check_recording_compiled_in, CompiledOffError};
 pub use facade::{
     enabled, record_active_servers, record_http_server_request, record_rollout_duration,
     record_rollout_duration_ms, record_verify, record_verify_ms,

@@ -1,21 +1,31 @@
 //! # gym-metrics-noop
 //!
-//! The compile-time no-op backend. Depending on this crate enables the
-//! `off` feature of `gym-metrics-api` for the whole build, so every record
-//! call compiles to nothing (no atomic load, no branch), and no backend crate
-//! (opentelemetry, prometheus, reqwest, tonic) is built.
+//! The no-op backend: it declares the process's role and records nothing,
+//! and no backend crate (opentelemetry, prometheus, reqwest, tonic) is built.
+//! It offers the same start-up shape as the real backends, so an application
+//! switches backend with one Cargo feature and no code change.
 //!
-//! It still offers the same start-up shape as the real backends, so an
-//! application switches backend with one Cargo feature and no code change.
+//! To compile every record call to nothing as well (no atomic load, no
+//! branch), the **application** turns on `gym-metrics-api/off` in the same
+//! feature that selects this crate, as `log`'s `max_level_off` is set:
+//!
+//! ```toml
+//! [features]
+//! noop = ["dep:gym-metrics-noop", "gym-metrics-api/off"]
+//! ```
+//!
+//! This crate never turns `off` on itself: Cargo unifies features across a
+//! build, so a library that did would silence the prom and otel backends of
+//! every workspace-wide build (`cargo build`, `cargo test --workspace`).
 //!
 //! ```
 //! use gym_metrics_noop::NoopBuilder;
 //! use gym_metrics_api::Role;
 //!
 //! let guard = NoopBuilder::new().role(Role::orchestrator()).install().unwrap();
-//! gym_metrics_api::record_verify(std::time::Duration::from_millis(5), true); // compiled away
-//! assert!(!gym_metrics_api::enabled());
-//! guard.fleet_size().unwrap().set(3); // compiled away too
+//! gym_metrics_api::record_verify(std::time::Duration::from_millis(5), true); // nothing recorded
+//! assert!(gym_metrics_api::role().unwrap().is_orchestrator());
+//! guard.fleet_size().unwrap().set(3); // accepted, nothing recorded
 //! ```
 #![deny(missing_docs)]
 

@@ -78,6 +78,10 @@ pub enum BuildError {
     /// Another gym-metrics backend is already installed in this process.
     #[error("a gym-metrics recorder is already installed in this process: install one backend, once, at start-up")]
     AlreadyInstalled,
+    /// The program was built with the API's `off` feature: this backend
+    /// would record nothing, so it refuses to start.
+    #[error(transparent)]
+    CompiledOff(#[from] gym_metrics_api::CompiledOffError),
 }
 
 /// Shutdown did not complete cleanly. The process can exit regardless: no

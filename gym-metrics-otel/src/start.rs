@@ -31,7 +31,8 @@ impl OtelBuilder {
     ///
     /// # Errors
     /// An invalid setting (zero interval, a non-`http://` endpoint, a bad
-    /// header), or an exporter that could not be built.
+    /// header), an exporter that could not be built, or
+    /// [`BuildError::CompiledOff`] in a program built with the API's `off` feature.
     ///
     /// ```
     /// use gym_metrics_api::Recorder;
@@ -44,6 +45,7 @@ impl OtelBuilder {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn build(self) -> Result<(OtelRecorder, OtelGuard), BuildError> {
+        gym_metrics_api::check_recording_compiled_in()?;
         if self.export_interval.is_zero() {
             return Err(
                 ConfigError::invalid("export_interval", "0ms", "a positive duration").into(),
@@ -113,6 +115,7 @@ impl OtelBuilder {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn install(self) -> Result<OtelGuard, BuildError> {
+        gym_metrics_api::check_recording_compiled_in()?;
         if self.exporter == MetricsExporter::None {
             return Ok(OtelGuard::new(None, self.shutdown_timeout));
         }

@@ -172,8 +172,9 @@ impl PrometheusBuilder {
     /// [`PrometheusHandle::render`] from your own server.
     ///
     /// # Errors
-    /// None today (no listener, nothing installed); fallible like the other
-    /// exits so that a later check needs no change at the call sites.
+    /// [`BuildError::CompiledOff`] in a program built with the API's `off`
+    /// feature (every record call compiled away: this recorder would never
+    /// receive anything).
     ///
     /// ```
     /// use gym_metrics_api::Recorder;
@@ -183,6 +184,7 @@ impl PrometheusBuilder {
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn build(self) -> Result<(PrometheusRecorder, PrometheusHandle), BuildError> {
+        gym_metrics_api::check_recording_compiled_in()?;
         let resource = Resource::new(
             &self.role,
             self.service_base.as_deref(),
@@ -235,6 +237,8 @@ impl PrometheusBuilder {
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn install(self) -> Result<PrometheusGuard, BuildError> {
+        // Before binding: a dead recorder must not even open a port.
+        gym_metrics_api::check_recording_compiled_in()?;
         let listener = self.listen.bind()?;
         let (recorder, handle) = self.build()?;
         // Start listening before installing: a failure leaves nothing installed.

@@ -56,6 +56,10 @@ pub enum BuildError {
     /// A gym-metrics recorder is already installed in this process.
     #[error("a gym-metrics recorder is already installed in this process: install one backend, once, at start-up (use build() for a recorder that is not installed)")]
     AlreadyInstalled,
+    /// The program was built with the API's `off` feature: this backend
+    /// would record nothing, so it refuses to start.
+    #[error(transparent)]
+    CompiledOff(#[from] gym_metrics_api::CompiledOffError),
     /// The endpoint's runtime or thread could not be started.
     #[error("cannot start the metrics endpoint thread: {0}; the process may be out of threads or file descriptors")]
     Runtime(std::io::Error),

@@ -152,7 +152,7 @@ fn build_and_check(
     let mut checks = Vec::new();
     match backend {
         "noop" => {
-            crate::ci::noop_tree_is_clean()?;
+            checks::noop_tree_is_clean()?;
             checks.push("dependency graph has no backend crate".to_string());
             checks::no_backend_symbols(&artifact)?;
             checks.push("binary names no backend crate".to_string());

@@ -10,6 +10,7 @@
 mod bench;
 mod ci;
 mod dist;
+mod newcomer;
 mod screenshot;
 mod step;
 mod tools;

@@ -10,13 +10,33 @@ use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::oneshot;
 
 use super::histogram::Buckets;
-use super::protocol::{emit, Event, Tally};
+use super::protocol::{emit, Event, Source, Tally};
 use crate::backend::MetricsReader;
 
-/// The exposed histogram family of `gym.rollout.duration_ms` on the Prometheus path.
-pub const ROLLOUT_FAMILY: &str = "gym_rollout_duration_ms_milliseconds";
-/// The exposed histogram family of `gym.verify.duration_ms` on the Prometheus path.
-pub const VERIFY_FAMILY: &str = "gym_verify_duration_ms_milliseconds";
+/// What a process's own exposition says of its work: the histogram family
+/// that counts and times it, and the counter of its successes (if a gym
+/// instrument carries them).
+#[derive(Debug, Clone, Copy)]
+pub struct Readback {
+    /// The exposed histogram family (its `_bucket` series are read).
+    pub histogram: &'static str,
+    /// The exposed counter of successes, where there is one.
+    pub succeeded: Option<&'static str>,
+}
+
+/// An agent's work on the Prometheus path: `gym.rollout.duration_ms`. No gym
+/// instrument says whether a rollout's verification passed (the resources
+/// server records that), so an agent's success count stays its own tally.
+pub const ROLLOUT_FAMILY: Readback = Readback {
+    histogram: "gym_rollout_duration_ms_milliseconds",
+    succeeded: None,
+};
+/// A resources server's work on the Prometheus path: `gym.verify.duration_ms`
+/// and `gym.verify.succeeded`.
+pub const VERIFY_FAMILY: Readback = Readback {
+    histogram: "gym_verify_duration_ms_milliseconds",
+    succeeded: Some("gym_verify_succeeded_total"),
+};
 
 /// `127.0.0.1:port`: every process of the fleet binds loopback only.
 pub fn loopback(port: u16) -> SocketAddr {
@@ -68,27 +88,42 @@ impl LocalTally {
         }
     }
 
-    /// The numbers now; durations read back from the process's own metrics
-    /// (histogram `family`) when the backend keeps them.
-    pub fn snapshot(&self, reader: &MetricsReader, family: &str) -> Tally {
+    /// The numbers now. Where the backend keeps an exposition (prom), the
+    /// count, the durations and (for servers) the successes are what the
+    /// process's own `/metrics` says, not the local tally; with recording
+    /// compiled off there are no numbers at all ([`Source::Off`]).
+    pub fn snapshot(&self, reader: &MetricsReader, family: Readback) -> Tally {
         let mut tally = self
             .0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        if let Some(own) = reader
-            .render()
-            .and_then(|text| Buckets::from_exposition(&text, family))
-        {
-            tally.durations = own;
-            tally.from_metrics = true;
+        if !gym_metrics_api::enabled() {
+            tally.source = Source::Off;
+        } else if let Some(text) = reader.render() {
+            // Absent families mean nothing recorded yet: zero, not the tally.
+            tally.durations = Buckets::from_exposition(&text, family.histogram).unwrap_or_default();
+            tally.completed = tally.durations.total();
+            if let Some(counter) = family.succeeded {
+                tally.succeeded = counter_value(&text, counter).unwrap_or(0);
+            }
+            tally.source = Source::Metrics;
         }
         tally
     }
 }
 
+/// The value of the unlabelled-but-for-scope counter series `name` in a text
+/// exposition (`name{...} 3`).
+fn counter_value(text: &str, name: &str) -> Option<u64> {
+    let prefix = format!("{name}{{");
+    let line = text.lines().find(|line| line.starts_with(&prefix))?;
+    let value: f64 = line.rsplit(' ').next()?.parse().ok()?;
+    Some(value as u64)
+}
+
 /// Emits a status line once a second, forever (abort the task to stop it).
-pub async fn report_every_second(tally: Arc<LocalTally>, reader: MetricsReader, family: &str) {
+pub async fn report_every_second(tally: Arc<LocalTally>, reader: MetricsReader, family: Readback) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tick.tick().await;
@@ -105,4 +140,17 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::counter_value;
+
+    #[test]
+    fn reads_a_counter_from_an_exposition() {
+        let text = "# TYPE gym_verify_succeeded_total counter\n\
+                    gym_verify_succeeded_total{otel_scope_name=\"gym-metrics\"} 7\n";
+        assert_eq!(counter_value(text, "gym_verify_succeeded_total"), Some(7));
+        assert_eq!(counter_value(text, "gym_verify_completed_total"), None);
+    }
 }

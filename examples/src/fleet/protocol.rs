@@ -41,8 +41,24 @@ pub struct Tally {
     pub verify_errors: u64,
     /// Durations, in milliseconds.
     pub durations: Buckets,
-    /// True when `durations` was read back from the process's own metrics.
-    pub from_metrics: bool,
+    /// Where these numbers come from.
+    pub source: Source,
+}
+
+/// Where a process's reported numbers come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// Read back from the process's own metrics (its `/metrics` exposition):
+    /// what the pipeline reports.
+    Metrics,
+    /// The process's own tally, kept beside the metrics: the backend keeps
+    /// nothing to read back (otel pushes).
+    #[default]
+    Local,
+    /// Recording is compiled off (the application's `noop` build): there are
+    /// no metrics, and the view shows none.
+    Off,
 }
 
 /// Writes `event` as one line on standard output.

@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use super::histogram::Buckets;
-use super::protocol::Tally;
+use super::protocol::{Source, Tally};
 use super::roster::{Health, Kind, Member, Roster};
 
 /// Draws the fleet on standard output.
@@ -66,11 +66,7 @@ impl View {
                 lines.push(total_row(roster, kind));
             }
         }
-        lines.push(if crate::backend::SERVES_METRICS {
-            "p50/p95 read back from each process's own /metrics (histogram buckets)".into()
-        } else {
-            "p50/p95 from each process's own tally on the catalogue's buckets (this backend keeps nothing to read back)".into()
-        });
+        lines.push(source_note(roster).into());
         let mut out = std::io::stdout().lock();
         self.erase(&mut out);
         if !self.terminal {
@@ -96,6 +92,19 @@ impl View {
             let _ = write!(out, "\x1b[{}F\x1b[J", self.drawn_lines);
             self.drawn_lines = 0;
         }
+    }
+}
+
+/// Where the table's figures come from, said once under it.
+fn source_note(roster: &Roster) -> &'static str {
+    let any = |source| roster.members.iter().any(|m| m.tally.source == source);
+    if any(Source::Off) {
+        "recording is compiled off (noop build): no metrics are recorded, so none are shown"
+    } else if any(Source::Local) {
+        "figures from each process's own tally (local): this backend pushes its metrics and keeps nothing to read back"
+    } else {
+        "rate, total, success and p50/p95 read back from each process's own /metrics; \
+         an agent's success (*) is its own tally: no gym instrument carries it"
     }
 }
 
@@ -133,6 +142,7 @@ fn total_row(roster: &Roster, kind: Kind) -> String {
         total.completed += m.tally.completed;
         total.succeeded += m.tally.succeeded;
         total.durations.merge(&m.tally.durations);
+        total.source = m.tally.source;
         if m.is_alive() {
             rate += m.rate().unwrap_or(0.0);
         }
@@ -153,12 +163,22 @@ fn row(
     t: &Tally,
     state: &str,
 ) -> String {
+    if t.source == Source::Off {
+        let off = "recording compiled off";
+        return format!(
+            "{name:<14} {role:<10} {pid:>7} {off:>16} {:>8} {:>9} {:>9} {:>8}  {state}",
+            "", "", "", ""
+        );
+    }
     let rate = rate
         .map(|r| format!("{r:.1} {}", unit(kind)))
         .unwrap_or_else(|| "-".into());
+    let mut success = percent(t.succeeded, t.completed);
+    if t.source == Source::Metrics && kind == Kind::Agent {
+        success.push('*');
+    }
     format!(
-        "{name:<14} {role:<10} {pid:>7} {rate:>16} {:>8} {:>9} {:>9} {:>8}  {state}",
-        percent(t.succeeded, t.completed),
+        "{name:<14} {role:<10} {pid:>7} {rate:>16} {success:>8} {:>9} {:>9} {:>8}  {state}",
         quantile(&t.durations, 0.5),
         quantile(&t.durations, 0.95),
         t.completed,
@@ -199,6 +219,13 @@ fn progress(elapsed: Duration, duration: Option<Duration>, terminal: bool) -> St
 /// `fleet:` line of `key=value` pairs for scripts.
 pub fn summary(roster: &Roster, pass_ratio: f64) -> String {
     let mut out = String::from("\nsummary\n");
+    if roster
+        .members
+        .iter()
+        .any(|m| m.tally.source != Source::Metrics)
+    {
+        out.push_str("(counts from each process's own tally: this build has no metrics to read them back from)\n");
+    }
     out.push_str(&format!(
         "{:<14} {:<10} {:>9} {:>9} {:>8} {:>12} {:>12}  {}\n",
         "process", "role", "completed", "succeeded", "success", "verify calls", "unanswered", "end"

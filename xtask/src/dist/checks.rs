@@ -175,6 +175,56 @@ pub fn otel_console_export(artifact: &Path) -> Result<String, String> {
     ))
 }
 
+/// Crates that only a backend needs; none may appear in the no-op build.
+pub const BACKEND_ONLY_CRATES: &[&str] = &["opentelemetry", "prometheus", "reqwest", "tonic"];
+
+/// `cargo tree` of the no-op build of the examples must name no backend-only crate.
+pub fn noop_tree_is_clean() -> Result<(), String> {
+    let out = crate::step::cargo()
+        .args([
+            "tree",
+            "-p",
+            "gym-metrics-examples",
+            "--no-default-features",
+            "--features",
+            "noop",
+            "--edges",
+            "normal,build",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ])
+        .output()
+        .map_err(|e| format!("could not run cargo tree: {e}"))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    let tree = String::from_utf8_lossy(&out.stdout);
+    let offenders: Vec<&str> = tree
+        .lines()
+        .filter(|line| {
+            let name = line.split_whitespace().next().unwrap_or("");
+            BACKEND_ONLY_CRATES.iter().any(|c| {
+                name == *c
+                    || name.starts_with(&format!("{c}-"))
+                    || name.starts_with(&format!("{c}_"))
+            })
+        })
+        .collect();
+    if offenders.is_empty() {
+        eprintln!(
+            "{} crates in the noop build, none backend-only",
+            tree.lines().count()
+        );
+        Ok(())
+    } else {
+        Err(format!(
+            "the noop build pulls in backend crates: {offenders:?}"
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::backend_patterns_in;

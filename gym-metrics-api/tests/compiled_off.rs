@@ -1,5 +1,6 @@
-//! With the no-op backend selected, the API's `off` feature is on for the whole
-//! build: even a recorder installed by hand receives nothing.
+//! With the `off` feature (an application's `noop` build turns it on), even a
+//! recorder installed by hand receives nothing, and a recording backend's
+//! start-up check says so. Built only with `--features off` (see Cargo.toml).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -57,4 +58,9 @@ fn nothing_reaches_any_recorder() {
     assert_eq!(CALLS.load(Ordering::SeqCst), 0);
     // The role is still declared: start-up code behaves as with any backend.
     assert!(gym_metrics_api::role().unwrap().is_orchestrator());
+    // And a recording backend would be told, before it builds anything.
+    assert_eq!(
+        gym_metrics_api::check_recording_compiled_in(),
+        Err(gym_metrics_api::CompiledOffError)
+    );
 }

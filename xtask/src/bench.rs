@@ -12,28 +12,15 @@ mod figures;
 mod machine;
 mod report;
 mod results;
+mod template;
 mod wrk;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::step::{cargo, workspace_root};
+use crate::step::{cargo, target_dir, workspace_root};
 use figures::Doc;
 use results::{Count, Results, Rss, Scrape};
-
-/// The cargo target directory (`$CARGO_TARGET_DIR` or `<root>/target`).
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map(|p| {
-            if p.is_relative() {
-                workspace_root().join(p)
-            } else {
-                p
-            }
-        })
-        .unwrap_or_else(|| workspace_root().join("target"))
-}
 
 /// Cargo for every build of the benchmarks: the release profile (which the
 /// bench profile inherits) as shipped, but with its symbols kept, because

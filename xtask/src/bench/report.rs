@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use super::callgrind::CALLS;
 use super::figures::{is_peer, Doc, Row};
 use super::results::Results;
+use super::template::Template;
 use super::wrk::ARGS as WRK_ARGS;
 
 /// The command that writes the report.
@@ -261,7 +262,7 @@ fn targets(r: &Results) -> Vec<Target> {
 /// With 2 threads, the otel backend against the bare SDK: not one of the
 /// issue's targets (it gives thread counts only for the prom ones), reported
 /// beside them with its control and what drives it.
-fn contended_otel(o: &mut String, r: &Results) {
+fn contended_otel(o: &mut String, t: &Template, r: &Results) {
     let otel = &r.record_otel;
     let (ours, direct, sdk, control) = (
         otel.median("threads_2", "gym-metrics-otel record_rollout"),
@@ -273,17 +274,33 @@ fn contended_otel(o: &mut String, r: &Results) {
         return;
     };
     let control = control.map_or_else(String::new, |c| {
-        format!(
-            "; the control, a second bare SDK instrument built the same way, {c:.0} ns ({})",
-            fmt_ratio(Some(c / b))
+        t.fill(
+            "contended_otel_control",
+            &[
+                ("control", &format!("{c:.0}")),
+                ("ratio", &fmt_ratio(Some(c / b))),
+            ],
         )
     });
-    let _ = writeln!(o, "\n**Beyond the targets: the otel backend with 2 threads.** Ours through the facade {f:.0} ns, our recorder called directly {d:.0} ns, the bare SDK {b:.0} ns: {} the bare SDK{control}. The direct call is the very SDK call the bare row makes (`Histogram::record`, no attributes); every one of these rows takes the SDK's lock on the attribute-less tracker (a `Mutex` over the bucket counts, whose `Vec` is another allocation, with a `has_been_updated` flag stored beside it on every record and the bounds read from a third allocation first). With two threads fighting over that lock, what a record costs follows how many cache lines move per hand-over, which most likely depends on where those allocations fall: within one process the passes agree, but between runs of the same code the same rows have moved by up to 3x, the bare SDK's most of all. Holding 1.1x here reliably would take not contending the SDK's lock at all (per-thread shards as in the prom backend, handed to the SDK only at collection time), which the SDK 0.33's public API does not offer.", fmt_ratio(Some(f / b)));
+    let _ = writeln!(
+        o,
+        "\n{}",
+        t.fill(
+            "contended_otel",
+            &[
+                ("facade", &format!("{f:.0}")),
+                ("direct", &format!("{d:.0}")),
+                ("sdk", &format!("{b:.0}")),
+                ("ratio", &fmt_ratio(Some(f / b))),
+                ("control", &control),
+            ],
+        )
+    );
 }
 
 /// Why a target was missed and what meeting it would take: reasoning from
 /// this run's own rows, printed only for targets this run missed.
-fn notes(o: &mut String, r: &Results) {
+fn notes(o: &mut String, t: &Template, r: &Results) {
     let prom = &r.record_prom;
     let mut lines = Vec::new();
     let facade = prom.median("threads_1", "gym-metrics-prom record_rollout");
@@ -291,24 +308,30 @@ fn notes(o: &mut String, r: &Results) {
     let peer = fastest_peer(prom, "threads_1");
     if let (Some(f), Some(d), Some(p)) = (facade, direct, peer.as_ref()) {
         if f > 0.5 * p.median_ns {
-            lines.push(format!(
-                "**Record path, 1 thread.** The recorder called directly takes {d:.2} ns ({} the fastest peer); through the facade {f:.2} ns. The facade's share ({:.2} ns) is the virtual call into the installed recorder and the `Duration` → whole-nanoseconds split; the backend's is the `thread_local` lookup of the calling thread's shard, the masked binary search over 16 padded bounds, and the two slot updates (integer only, no read-modify-write). Meeting 0.5x ({:.2} ns) would take removing one of those: e.g. caching the shard pointer in a `thread_local!` cell keyed by the recorder (one TLS load instead of the crate's id lookup and bucket walk), or inlining the record into the call site by making the backend a compile-time choice instead of a `dyn Recorder`.",
-                fmt_ratio(Some(d / p.median_ns)),
-                f - d,
-                0.5 * p.median_ns
+            lines.push(t.fill(
+                "note_record_1_thread",
+                &[
+                    ("direct", &format!("{d:.2}")),
+                    ("direct_ratio", &fmt_ratio(Some(d / p.median_ns))),
+                    ("facade", &format!("{f:.2}")),
+                    ("facade_share", &format!("{:.2}", f - d)),
+                    ("limit", &format!("{:.2}", 0.5 * p.median_ns)),
+                ],
             ));
         }
     }
     let two = prom.median("threads_2", "gym-metrics-prom record_rollout");
     let peer2 = fastest_peer(prom, "threads_2");
-    if let (Some(t), Some(p)) = (two, peer2.as_ref()) {
-        if t > 0.25 * p.median_ns {
-            lines.push(format!(
-                "**Record path, 2 threads.** Ours does not collapse ({} its own 1-thread figure) but the fastest peer here, {}, collapses less than the issue's figures say ({:.2} ns with 2 threads), so 0.25x needs {:.2} ns: the same single-thread work as above.",
-                fmt_ratio(ratio(two, facade)),
-                p.name,
-                p.median_ns,
-                0.25 * p.median_ns
+    if let (Some(two_ns), Some(p)) = (two, peer2.as_ref()) {
+        if two_ns > 0.25 * p.median_ns {
+            lines.push(t.fill(
+                "note_record_2_threads",
+                &[
+                    ("own_ratio", &fmt_ratio(ratio(two, facade))),
+                    ("peer", &p.name),
+                    ("peer_ns", &format!("{:.2}", p.median_ns)),
+                    ("limit", &format!("{:.2}", 0.25 * p.median_ns)),
+                ],
             ));
         }
     }
@@ -320,38 +343,39 @@ fn notes(o: &mut String, r: &Results) {
     );
     if let (Some(f), Some(d), Some(b)) = (of, od, sdk) {
         if f > 1.1 * b {
-            lines.push(format!(
-                "**OpenTelemetry record, 1 thread.** The recorder called directly is {} the bare SDK; the facade adds {:.2} ns (the `Duration` → milliseconds conversion, `as_secs_f64() * 1000.0` with its division, and the virtual call), which is most of the 10% allowance of a ~{b:.0} ns record. Meeting 1.1x reliably would take a division-free conversion (e.g. integer milliseconds when a duration has no sub-millisecond part).",
-                fmt_ratio(Some(d / b)),
-                f - d
+            lines.push(t.fill(
+                "note_otel_1_thread",
+                &[
+                    ("direct_ratio", &fmt_ratio(Some(d / b))),
+                    ("facade_adds", &format!("{:.2}", f - d)),
+                    ("sdk", &format!("{b:.0}")),
+                ],
             ));
         }
     }
-    if let Some(q) = ratio(
+    let render = ratio(
         r.scrape.median("render", "gym-metrics-prom"),
         r.scrape.median("render", "prometheus-client"),
-    ) {
-        if q > 1.0 {
-            lines.push("**Render.** Ours already writes the text straight from the shard sums into one buffer, with the constant parts (HELP/TYPE lines, label sets, `target_info`) rendered once at build time; what remains per render is summing every thread's shard and formatting each number. Meeting 1.0x would take profiling those two (e.g. a shortest-round-trip float formatter for the `le` values and sums, as `prometheus-client` uses via `ryu`-like code).".to_string().to_string());
-        }
+    );
+    if render.is_some_and(|q| q > 1.0) {
+        lines.push(t.text("note_render"));
     }
-    if let Some(q) = ratio(
+    let scraping = ratio(
         r.scrape.num("/record_while_scraping/scraping_median_ns"),
         r.scrape.num("/record_while_scraping/idle_median_ns"),
-    ) {
-        if q > 1.2 {
-            lines.push("**Recording during continuous scraping.** A record never waits for the scraper (no lock), but each scrape reads the cache lines the recorder writes, so the recorder's next store must fetch its line back from the other core: a cache-line transfer per record while a render is running. Continuous back-to-back renders are the worst case; at a real scrape interval (seconds) the effect is confined to the few microseconds of each render. Meeting 1.2x under continuous scraping would take the scraper not touching the lines being written, e.g. two slot sets per shard with the scraper flipping which one the recorder uses and reading the idle one (an extra load per record).".to_string());
-        }
+    );
+    if scraping.is_some_and(|q| q > 1.2) {
+        lines.push(t.text("note_scraping"));
     }
     if let Ok(w) = &r.wrk {
         if w.ours.requests_per_sec < 0.7 * w.fixed.requests_per_sec {
-            lines.push("**`/metrics` throughput.** Every request renders (a few µs, see the render table) where the reference copies a ready body, and wrk shares the 2 cores with the server. Meeting 0.7x would take reusing a rendered body for concurrent requests arriving within a short window (e.g. 100 ms), which Prometheus' own scrape interval makes harmless.".to_string().to_string());
+            lines.push(t.text("note_wrk"));
         }
     }
     if lines.is_empty() {
         return;
     }
-    let _ = writeln!(o, "\n### Missed targets: why, and what it would take\n\nReasoning from this run's rows and the code, not separately measured.\n");
+    let _ = writeln!(o, "\n{}\n", t.text("notes_heading"));
     for l in lines {
         let _ = writeln!(o, "- {l}");
     }
@@ -392,12 +416,28 @@ fn missing(out: &mut String, doc: &Doc) {
 
 /// The whole report.
 pub fn markdown(r: &Results) -> String {
+    let t = Template::parse(include_str!("report.md"));
     let mut o = String::new();
     let _ = writeln!(o, "# Benchmarks\n");
     if r.quick {
-        let _ = writeln!(o, "> **Quick mode**: every benchmark ran once, briefly (criterion's test mode: one untimed iteration per candidate, hence no times in the tables). These figures prove only that the benchmarks run; they are not measurements.\n");
+        let _ = writeln!(o, "{}\n", t.text("quick_banner"));
     }
-    let _ = writeln!(o, "Written by `{COMMAND}`{} on {}. Every figure is measured by [criterion](https://crates.io/crates/criterion) (warm-up {} s, then {} samples over {} s per candidate, the candidates of a table one after the other in one process): *median* is criterion's median of the samples' time per call, *95% CI* its bootstrap confidence interval, and ratios use the medians. The record-path tables run {} passes over all their candidates, one pass after the other, and report the median of the passes' medians with an interval from the lowest to the highest bound of all passes: run singly, whatever else the shared machine did during one candidate's few seconds landed on that candidate alone (the same call measured 17 ns in one run and 35 ns in the next), and the OpenTelemetry SDK's histogram lock, fought over by 2 threads, falls into faster or slower hand-over patterns for seconds at a time (90 against 300 ns). With 2 threads, both threads record into the same instrument: a persistent pair of threads, each past its first records (so per-thread registration is not timed), starts every sample together on a spin barrier, and the sample's time is the slower thread's. Absolute times drift on this shared machine; ratios within one table hold best.\n", if r.quick { " --quick" } else { "" }, r.finished, WARM_UP_S, SAMPLES, MEASUREMENT_S, PASSES);
+    let _ = writeln!(
+        o,
+        "{}\n",
+        t.fill(
+            "intro",
+            &[
+                ("command", COMMAND),
+                ("quick_flag", if r.quick { " --quick" } else { "" }),
+                ("finished", &r.finished),
+                ("warm_up", &WARM_UP_S.to_string()),
+                ("samples", &SAMPLES.to_string()),
+                ("measurement", &MEASUREMENT_S.to_string()),
+                ("passes", &PASSES.to_string()),
+            ],
+        )
+    );
     let _ = writeln!(o, "## Machine and versions\n");
     for line in &r.machine {
         let _ = writeln!(o, "- {line}");
@@ -414,10 +454,10 @@ pub fn markdown(r: &Results) -> String {
     for t in targets(r) {
         let _ = writeln!(o, "| {} | {} | {} |", t.what, t.measured, verdict(t.met));
     }
-    contended_otel(&mut o, r);
+    contended_otel(&mut o, &t, r);
 
-    notes(&mut o, r);
-    let _ = writeln!(o, "\n## Record path\n\nNo attributes; values `i & 8191` ms, spread over the default buckets. Ours through the facade (`gym_metrics_api::record_*`, a `Duration` argument) with the backend installed; peers call their registered histogram directly with an `f64`. With 2 threads both record into the same instrument at once (a spin barrier starts every sample). The prom backend and the peers run in one process (`benches/record_prom.rs`); the otel backend needs its own process (the facade installs once) and is compared with the bare SDK measured there (`benches/record_otel.rs`).\n\n![record path](xtask/bench/record-path.svg)\n");
+    notes(&mut o, &t, r);
+    let _ = writeln!(o, "\n{}\n", t.text("record_path"));
     missing(&mut o, &r.record_prom);
     for (threads, label) in [
         ("threads_1", "1 thread"),
@@ -446,7 +486,7 @@ pub fn markdown(r: &Results) -> String {
         }
         let _ = writeln!(o, "### OpenTelemetry backend and the bare SDK, {label}\n");
         if threads == "threads_2" {
-            let _ = writeln!(o, "The control row is a second bare SDK instrument, built the same way: how far it lands from the first is how far apart two identical instruments measure in this process (see *Beyond the targets* above).\n");
+            let _ = writeln!(o, "{}\n", t.text("otel_control_row"));
         }
         let sdk = r.record_otel.median(threads, "opentelemetry_sdk");
         table(
@@ -458,7 +498,11 @@ pub fn markdown(r: &Results) -> String {
         let _ = writeln!(o);
     }
 
-    let _ = writeln!(o, "## Off means free\n\nInstructions counted by callgrind inside the loop function only (`--toggle-collect`), {CALLS} calls, release build (`src/bin/callgrind_loop.rs`). *nothing installed*: the facade with no backend; *noop backend*: `gym-metrics-noop` selected (the API's `off` feature) and installed. In the noop build the record loops compile to the very same code as the empty loop (the linker may fold them into one symbol; whichever loop symbol runs is counted). With nothing installed, the disassembly of the rollout loop shows the extra instructions per call: the facade's load of the recorder pointer, a test and a branch, plus one reload of the `black_box`ed loop counter that the compiler places before the branch (the empty loop only stores it).\n\n| build | loop | instructions | per call | per call over the empty loop |\n|---|---|---:|---:|---:|");
+    let _ = writeln!(
+        o,
+        "{}",
+        t.fill("off_means_free", &[("calls", &CALLS.to_string())])
+    );
     for c in &r.counts {
         match &c.instructions {
             Ok(n) => {
@@ -478,7 +522,7 @@ pub fn markdown(r: &Results) -> String {
         }
     }
 
-    let _ = writeln!(o, "\n## Scrape\n\n### Render, same families\n\nBoth duration histograms (10,000 records each, every bucket used), the success-rate gauge, both verify counters and `target_info` with our resource labels, built with each library's own types (`src/scrape_families.rs`); one render per criterion iteration. Ours is `PrometheusHandle::render` (shards summed, the text written straight into one buffer, the constant parts pre-rendered when the recorder was built); `prometheus` is `Registry::gather` + `TextEncoder`; `prometheus-client` is `encoding::text::encode` (OpenMetrics text).\n");
+    let _ = writeln!(o, "\n{}\n", t.text("render"));
     missing(&mut o, &r.scrape);
     let rows = r.scrape.rows("render");
     if !rows.is_empty() {
@@ -494,7 +538,18 @@ pub fn markdown(r: &Results) -> String {
                 .num(&format!("/render_bytes/{k}"))
                 .unwrap_or(f64::NAN)
         };
-        let _ = writeln!(o, "\nExposition sizes: ours {} bytes, `prometheus` {} bytes, `prometheus-client` {} bytes.", bytes("gym-metrics-prom"), bytes("prometheus"), bytes("prometheus-client"));
+        let _ = writeln!(
+            o,
+            "\n{}",
+            t.fill(
+                "render_sizes",
+                &[
+                    ("ours", &bytes("gym-metrics-prom").to_string()),
+                    ("prometheus", &bytes("prometheus").to_string()),
+                    ("client", &bytes("prometheus-client").to_string()),
+                ],
+            )
+        );
     }
     if r.scrape.at("/record_while_scraping").is_some() {
         let g = |k: &str| r.scrape.num(&format!("/record_while_scraping/{k}"));
@@ -502,9 +557,28 @@ pub fn markdown(r: &Results) -> String {
             (Some(l), Some(h)) => format!("{l:.2} – {h:.2}"),
             _ => "–".into(),
         };
-        let _ = writeln!(o, "\n### Recording while a scraper renders continuously\n\nOne thread records `record_rollout_duration` (the recorder directly) while another renders in a loop: two criterion benchmarks, the first with the scraper idle, the second with it rendering back to back from before the benchmark starts until after it ends ({} scrapes completed during it). Every scrape is checked: `_count` equals the `+Inf` bucket for both histograms.\n\n| | median (ns) | 95% CI (ns) |\n|---|---:|---:|\n| idle | {} | {} |\n| while scraping | {} | {} |\n\nRatio (median): {}. Scrapes during the run: {}, inconsistent: {}.", fmt_count(g("scrapes_while_timed")), fmt_ns(g("idle_median_ns")), ci("idle"), fmt_ns(g("scraping_median_ns")), ci("scraping"), fmt_ratio(ratio(g("scraping_median_ns"), g("idle_median_ns"))), fmt_count(g("scrapes")), fmt_count(g("inconsistent_scrapes")));
+        let _ = writeln!(
+            o,
+            "\n{}",
+            t.fill(
+                "while_scraping",
+                &[
+                    ("timed_scrapes", &fmt_count(g("scrapes_while_timed"))),
+                    ("idle", &fmt_ns(g("idle_median_ns"))),
+                    ("idle_ci", &ci("idle")),
+                    ("scraping", &fmt_ns(g("scraping_median_ns"))),
+                    ("scraping_ci", &ci("scraping")),
+                    (
+                        "ratio",
+                        &fmt_ratio(ratio(g("scraping_median_ns"), g("idle_median_ns"))),
+                    ),
+                    ("scrapes", &fmt_count(g("scrapes"))),
+                    ("inconsistent", &fmt_count(g("inconsistent_scrapes"))),
+                ],
+            )
+        );
     }
-    let _ = writeln!(o, "\n### `/metrics` under wrk\n\n`wrk {}` against our endpoint (`PrometheusBuilder::install`, the scrape bench's recordings) and then against a minimal hyper 1 server on a current-thread runtime returning a fixed body of the same size (`src/bin/fixed_body_server.rs`), loopback only, one after the other in the same run. wrk shares the 2 cores with the server.\n", WRK_ARGS.join(" "));
+    let _ = writeln!(o, "\n{}\n", t.fill("wrk", &[("args", &WRK_ARGS.join(" "))]));
     match &r.wrk {
         Ok(w) => {
             let _ = writeln!(o, "| server | requests/s | latency mean | latency p99 | ratio |\n|---|---:|---:|---:|---:|");
@@ -528,7 +602,7 @@ pub fn markdown(r: &Results) -> String {
         }
     }
 
-    let _ = writeln!(o, "\n## OpenTelemetry export\n\nOTLP http/protobuf to a loopback receiver that answers `200` and counts bytes (`src/otlp_sink.rs`), an export every 50 ms, one pipeline after the other; the same instruments and 10,000 records in each (two histograms with the same boundaries, the success-rate gauge and two counters observed at collection). One criterion iteration is one export cycle, timed in CPU time of the whole process (exporter thread, HTTP client, receiver) from one export's arrival to the next (10 samples over 3 s); bytes per export are the receiver's count over the whole benchmark. The bytes differ also by the resource: ours carries the role's attributes, the service name and an instance id.\n");
+    let _ = writeln!(o, "\n{}\n", t.text("otel_export"));
     missing(&mut o, &r.otel_export);
     if r.otel_export.error().is_none() {
         let _ = writeln!(
@@ -570,7 +644,7 @@ pub fn markdown(r: &Results) -> String {
         );
     }
 
-    let _ = writeln!(o, "\n## Memory\n\nVmRSS of a process recording rollouts and verifications into one backend's recorder (`src/bin/rss.rs`), after 10,000 records of each and after 10,000,000; and a counting global allocator around 100,000 records of each after warm-up (`tests/no_alloc.rs`).\n\n| backend | RSS after 10,000 (KiB) | RSS after the large count (KiB) | growth (KiB) |\n|---|---:|---:|---:|");
+    let _ = writeln!(o, "\n{}", t.text("memory"));
     for rss in &r.rss {
         match &rss.figures {
             Ok((s, l, n)) => {
@@ -595,7 +669,18 @@ pub fn markdown(r: &Results) -> String {
         }
     );
 
-    let _ = writeln!(o, "\n## Reproduce\n\n```sh\ncargo xtask tools   # provisions wrk under target/tools/bin\n{COMMAND}         # a few minutes; writes BENCHMARKS.md and {CHART_PATH}\n{QUICK_COMMAND}   # what CI runs: every bench once, no timing\n```");
+    let _ = writeln!(
+        o,
+        "\n{}",
+        t.fill(
+            "reproduce",
+            &[
+                ("command", COMMAND),
+                ("chart", CHART_PATH),
+                ("quick_command", QUICK_COMMAND),
+            ],
+        )
+    );
     o
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::run::checked;
-use super::spec::DebPackage;
+use super::spec::{DebPackage, Suite};
 
 /// The mirror the packages come from (the one this machine's own sources use).
 const MIRROR: &str = "http://deb.debian.org/debian";
@@ -18,21 +18,11 @@ const KEYRING: &str = "/usr/share/keyrings/debian-archive-keyring.gpg";
 /// The suite with Prometheus 2.53, promtool and VictoriaMetrics 1.112.
 const SERVER_SUITE: &str = "trixie";
 
-/// Which Debian suite a package comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Suite {
-    /// Debian 13: statically linked Go servers run on older hosts too.
-    Trixie,
-    /// The host's own Debian release (for C programs linked against its libc).
-    Host,
-}
-
-impl Suite {
-    fn codename(self) -> String {
-        match self {
-            Suite::Trixie => SERVER_SUITE.to_string(),
-            Suite::Host => host_codename().unwrap_or_else(|| SERVER_SUITE.to_string()),
-        }
+/// The codename apt fetches `suite` from.
+fn codename(suite: Suite) -> String {
+    match suite {
+        Suite::Trixie => SERVER_SUITE.to_string(),
+        Suite::Host => host_codename().unwrap_or_else(|| SERVER_SUITE.to_string()),
     }
 }
 
@@ -65,7 +55,7 @@ pub struct AptSession {
 impl AptSession {
     /// A session that may fetch from these suites.
     pub fn new(tools_dir: &Path, suites: impl IntoIterator<Item = Suite>) -> Self {
-        let mut suites: Vec<String> = suites.into_iter().map(Suite::codename).collect();
+        let mut suites: Vec<String> = suites.into_iter().map(codename).collect();
         suites.sort();
         suites.dedup();
         Self {
@@ -108,7 +98,7 @@ impl AptSession {
             .args(
                 wanted
                     .iter()
-                    .map(|p| format!("{}/{}", p.name, p.suite.codename())),
+                    .map(|p| format!("{}/{}", p.name, codename(p.suite))),
             )
             .current_dir(&debs);
         let outcome = checked(&what, "apt-get download", &mut download).map(|_| ());

@@ -2,8 +2,6 @@
 
 use gym_testkit::Tool;
 
-use super::apt::Suite;
-
 /// Where a tool's executable comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
@@ -14,6 +12,15 @@ pub enum Source {
     },
     /// The PyPI package `rotel`, which ships `rotel-agent`.
     Rotel,
+}
+
+/// Which Debian suite a package comes from (`apt.rs` knows the codenames).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Suite {
+    /// Debian 13: statically linked Go servers run on older hosts too.
+    Trixie,
+    /// The host's own Debian release (for C programs linked against its libc).
+    Host,
 }
 
 /// A Debian package and the suite it is taken from.

@@ -10,6 +10,9 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+use super::scrape_config;
+use crate::backend;
+
 /// What this process is asked to be.
 #[derive(Debug, Clone)]
 pub enum Command {
@@ -170,7 +173,8 @@ options:
   --verify-ms MIN..MAX     simulated verification work            [default: 50..600]
   --concurrency K          rollouts in flight per agent           [default: 8]
   --drain SECS             bound on finishing in-flight work      [default: 5]
-  --linger SECS            keep /metrics up after stopping        [default: 0]
+  --linger SECS            keep /metrics up after stopping, so a scrape reads the last
+                           increments   [default: 2 on prom (two 1 s scrape intervals), else 0]
   --metrics-port P         orchestrator /metrics port (prom, 1024 or above); children use
                            P+1..        [default: 9464]
   --prometheus-config FILE write a Prometheus scrape configuration for the fleet
@@ -301,7 +305,10 @@ impl Simulation {
                 .unwrap_or(MsRange { min: 50, max: 600 }),
             concurrency,
             drain: seconds("drain", flags.take("drain")?.unwrap_or(5.0), MAX_WAIT)?,
-            linger: seconds("linger", flags.take("linger")?.unwrap_or(0.0), MAX_WAIT)?,
+            linger: match flags.take::<f64>("linger")? {
+                Some(secs) => seconds("linger", secs, MAX_WAIT)?,
+                None => default_linger(),
+            },
         })
     }
 
@@ -320,6 +327,17 @@ impl Simulation {
         .into_iter()
         .flat_map(|(k, v)| [k.to_string(), v])
         .collect()
+    }
+}
+
+/// `--linger` unless given: on a scraped backend two scrape intervals of the
+/// configuration `--prometheus-config` writes, so a scrape lands after the
+/// last increment; nothing to wait for on the others (they flush at shutdown).
+pub fn default_linger() -> Duration {
+    if backend::SERVES_METRICS {
+        2 * scrape_config::SCRAPE_INTERVAL
+    } else {
+        Duration::ZERO
     }
 }
 
@@ -511,5 +529,21 @@ mod tests {
             panic!("not a server");
         };
         assert_eq!(s.metrics_port, 0);
+    }
+
+    #[test]
+    fn linger_defaults_to_two_scrape_intervals_when_scraped() {
+        let Command::Orchestrate(c) = parse(&args("")).unwrap() else {
+            panic!("not an orchestrator");
+        };
+        let expected = if backend::SERVES_METRICS {
+            Duration::from_secs(2)
+        } else {
+            Duration::ZERO
+        };
+        assert_eq!(c.simulation.linger, expected);
+        assert_eq!(default_linger(), expected);
+        assert!(USAGE.contains("[default: 2 on prom (two 1 s scrape intervals), else 0]"));
+        assert_eq!(scrape_config::SCRAPE_INTERVAL, Duration::from_secs(1));
     }
 }

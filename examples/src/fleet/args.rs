@@ -171,6 +171,7 @@ options:
   --error-ratio E          fraction whose handler errors (fails)  [default: 0.05]
   --generate-ms MIN..MAX   simulated generation per rollout       [default: 200..2500]
   --verify-ms MIN..MAX     simulated verification work            [default: 50..600]
+                           (one past 20 s is answered 503: a failed verification)
   --concurrency K          rollouts in flight per agent           [default: 8]
   --drain SECS             bound on finishing in-flight work      [default: 5]
   --linger SECS            keep /metrics up after stopping, so a scrape reads the last
@@ -529,6 +530,15 @@ mod tests {
             panic!("not a server");
         };
         assert_eq!(s.metrics_port, 0);
+    }
+
+    #[test]
+    fn the_usage_states_the_verification_timeout() {
+        let secs = crate::fleet::server::VERIFY_TIMEOUT.as_secs();
+        assert!(
+            USAGE.contains(&format!("one past {secs} s is answered 503")),
+            "{USAGE}"
+        );
     }
 
     #[test]

@@ -71,7 +71,7 @@ impl Refusal {
 /// let big = Full::new(vec![b' '; 100_000].into());
 /// assert_eq!(read_task(big).await.unwrap_err(), Refusal::TooLarge);
 /// # Ok::<(), Refusal>(()) })?;
-/// # Ok::<(), std::io::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
 /// # Errors

@@ -5,8 +5,15 @@ use std::process::ExitCode;
 
 use gym_metrics_examples::fleet::args::{self, Command, USAGE};
 use gym_metrics_examples::fleet::{agent, child, orchestrator, server};
+use gym_metrics_examples::logging;
 
 fn main() -> ExitCode {
+    // First, so that nothing a library warns about is lost; children inherit
+    // RUST_LOG, and the orchestrator prints their standard error.
+    if let Err(e) = logging::init() {
+        eprintln!("gym-fleet: {e}");
+        return ExitCode::from(2);
+    }
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let command = match args::parse(&argv) {
         Ok(Command::Help) => {

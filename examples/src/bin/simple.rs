@@ -6,9 +6,13 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use gym_metrics_api::Role;
-use gym_metrics_examples::backend;
+use gym_metrics_examples::{backend, logging};
 
 fn main() -> ExitCode {
+    if let Err(e) = logging::init() {
+        eprintln!("simple: {e}");
+        return ExitCode::from(2);
+    }
     let guard = match backend::install(
         Role::orchestrator(),
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),

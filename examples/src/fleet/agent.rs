@@ -99,7 +99,9 @@ pub async fn run(cfg: AgentConfig) -> Result<(), Box<dyn Error>> {
 /// same (generation time, task, and so verdict), whatever the timing.
 async fn work(shared: Arc<Shared>, worker: u64) {
     let agent = shared.cfg.index;
-    let mut rng = Rng::for_stream(shared.cfg.simulation.seed, (2_000 + agent) << 16 | worker);
+    // Wrapping: `--index` is any u64 (a child flag); a stream is just a number.
+    let stream = agent.wrapping_add(2_000) << 16 | worker;
+    let mut rng = Rng::for_stream(shared.cfg.simulation.seed, stream);
     let mut sequence = 0u64;
     while !shared.stopping.load(Ordering::Relaxed) {
         rollout(&shared, &mut rng, task_id(agent, worker, sequence)).await;

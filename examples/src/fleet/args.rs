@@ -10,6 +10,9 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+use super::scrape_config;
+use crate::backend;
+
 /// What this process is asked to be.
 #[derive(Debug, Clone)]
 pub enum Command {
@@ -32,13 +35,41 @@ pub struct MsRange {
     pub max: u64,
 }
 
+/// The longest simulated delay a range may name: 10 minutes, far beyond any
+/// verification an agent waits for, and small enough that no sum overflows.
+pub const MAX_DELAY_MS: u64 = 600_000;
+
+/// The most processes one fleet launches (`--servers` plus `--agents`): each
+/// is a process with its own runtime and ports, all on this host.
+pub const MAX_CHILDREN: usize = 256;
+
+/// The most rollouts one agent runs at once (`--concurrency`).
+pub const MAX_CONCURRENCY: usize = 1024;
+
+/// The lowest `--metrics-port` of a fleet: its children serve on the ports
+/// after it, and ports below 1024 need privileges.
+pub const MIN_METRICS_PORT: u16 = 1024;
+
+/// The longest `--duration`: a year.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// The longest `--drain` and `--linger`: an hour.
+pub const MAX_WAIT: Duration = Duration::from_secs(3600);
+
 impl FromStr for MsRange {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let parse = |v: &str| {
-            v.trim()
+            let ms = v
+                .trim()
                 .parse::<u64>()
-                .map_err(|_| format!("{v:?} is not a whole number of milliseconds"))
+                .map_err(|_| format!("{v:?} is not a whole number of milliseconds"))?;
+            if ms > MAX_DELAY_MS {
+                return Err(format!(
+                    "{ms} ms is longer than the longest simulated delay, {MAX_DELAY_MS} ms"
+                ));
+            }
+            Ok(ms)
         };
         let (min, max) = match s.split_once("..") {
             Some((a, b)) => (parse(a)?, parse(b)?),
@@ -140,10 +171,13 @@ options:
   --error-ratio E          fraction whose handler errors (fails)  [default: 0.05]
   --generate-ms MIN..MAX   simulated generation per rollout       [default: 200..2500]
   --verify-ms MIN..MAX     simulated verification work            [default: 50..600]
+                           (one past 20 s is answered 503: a failed verification)
   --concurrency K          rollouts in flight per agent           [default: 8]
   --drain SECS             bound on finishing in-flight work      [default: 5]
-  --linger SECS            keep /metrics up after stopping        [default: 0]
-  --metrics-port P         orchestrator /metrics port (prom); children use P+1.. [default: 9464]
+  --linger SECS            keep /metrics up after stopping, so a scrape reads the last
+                           increments   [default: 2 on prom (two 1 s scrape intervals), else 0]
+  --metrics-port P         orchestrator /metrics port (prom, 1024 or above); children use
+                           P+1..        [default: 9464]
   --prometheus-config FILE write a Prometheus scrape configuration for the fleet
   -h, --help               this text";
 
@@ -189,13 +223,26 @@ impl FleetConfig {
         if servers == 0 && agents > 0 {
             return Err("agents need at least one server: --servers must be 1 or more".into());
         }
+        let children = servers
+            .checked_add(agents)
+            .filter(|&n| n <= MAX_CHILDREN)
+            .ok_or_else(|| {
+                format!(
+                    "--servers {servers} plus --agents {agents} is more than the {MAX_CHILDREN} processes one fleet launches on a host"
+                )
+            })?;
         let duration = flags
             .take::<f64>("duration")?
-            .map(|secs| seconds("duration", secs))
+            .map(|secs| seconds("duration", secs, MAX_DURATION))
             .transpose()?;
         let metrics_port: u16 = flags.take("metrics-port")?.unwrap_or(9464);
-        let children = (servers + agents) as u32;
-        if u32::from(metrics_port) + children > u32::from(u16::MAX) {
+        if metrics_port < MIN_METRICS_PORT {
+            return Err(format!(
+                "--metrics-port {metrics_port}: the children serve on the ports after it, so it must be a fixed port of {MIN_METRICS_PORT} or above"
+            ));
+        }
+        let last_port = usize::from(metrics_port) + children;
+        if last_port > usize::from(u16::MAX) {
             return Err(format!(
                 "--metrics-port {metrics_port} leaves no room for {children} more ports after it"
             ));
@@ -210,10 +257,15 @@ impl FleetConfig {
         })
     }
 
-    /// The `/metrics` port of the `position`-th child (servers first, then agents).
+    /// The `/metrics` port of the `position`-th child (servers first, then
+    /// agents); 0 (any free port) if it would pass `u16::MAX`, which parsing
+    /// rules out for every child of the fleet.
     pub fn child_metrics_port(&self, position: usize) -> u16 {
-        // Fits: checked against u16::MAX when parsed.
-        self.metrics_port + 1 + position as u16
+        position
+            .checked_add(1)
+            .and_then(|offset| u16::try_from(offset).ok())
+            .and_then(|offset| self.metrics_port.checked_add(offset))
+            .unwrap_or(0)
     }
 }
 
@@ -236,8 +288,10 @@ impl Simulation {
             ));
         }
         let concurrency: usize = flags.take("concurrency")?.unwrap_or(8);
-        if concurrency == 0 {
-            return Err("--concurrency must be 1 or more".into());
+        if !(1..=MAX_CONCURRENCY).contains(&concurrency) {
+            return Err(format!(
+                "--concurrency {concurrency} is not within 1..={MAX_CONCURRENCY} rollouts in flight per agent"
+            ));
         }
         Ok(Self {
             seed,
@@ -251,8 +305,11 @@ impl Simulation {
                 .take("verify-ms")?
                 .unwrap_or(MsRange { min: 50, max: 600 }),
             concurrency,
-            drain: seconds("drain", flags.take("drain")?.unwrap_or(5.0))?,
-            linger: seconds("linger", flags.take("linger")?.unwrap_or(0.0))?,
+            drain: seconds("drain", flags.take("drain")?.unwrap_or(5.0), MAX_WAIT)?,
+            linger: match flags.take::<f64>("linger")? {
+                Some(secs) => seconds("linger", secs, MAX_WAIT)?,
+                None => default_linger(),
+            },
         })
     }
 
@@ -274,9 +331,27 @@ impl Simulation {
     }
 }
 
-fn seconds(name: &str, secs: f64) -> Result<Duration, String> {
+/// `--linger` unless given: on a scraped backend two scrape intervals of the
+/// configuration `--prometheus-config` writes, so a scrape lands after the
+/// last increment; nothing to wait for on the others (they flush at shutdown).
+pub fn default_linger() -> Duration {
+    if backend::SERVES_METRICS {
+        2 * scrape_config::SCRAPE_INTERVAL
+    } else {
+        Duration::ZERO
+    }
+}
+
+fn seconds(name: &str, secs: f64, max: Duration) -> Result<Duration, String> {
     Duration::try_from_secs_f64(secs)
-        .map_err(|_| format!("--{name} {secs} is not a non-negative number of seconds"))
+        .ok()
+        .filter(|duration| *duration <= max)
+        .ok_or_else(|| {
+            format!(
+                "--{name} {secs} is not a number of seconds within 0..={}",
+                max.as_secs()
+            )
+        })
 }
 
 fn clock_seed() -> u64 {
@@ -406,5 +481,79 @@ mod tests {
             assert!(e.contains(why), "{bad}: {e}");
         }
         assert!(matches!(parse(&args("--help")), Ok(Command::Help)));
+    }
+
+    /// Inputs that overflowed (a panic in a debug build, a truncated count in
+    /// a release one) or asked for absurd sizes: each an error saying why.
+    #[test]
+    fn huge_counts_ranges_and_durations_are_errors_not_panics() {
+        let max = u64::MAX;
+        for (bad, why) in [
+            (format!("--verify-ms 0..{max}"), "longest simulated delay"),
+            (format!("--generate-ms {max}"), "longest simulated delay"),
+            ("--verify-ms 0..600001".to_string(), "600000 ms"),
+            (
+                format!("--servers {max} --agents 1"),
+                "processes one fleet launches",
+            ),
+            (
+                format!("--servers 1 --agents {max}"),
+                "processes one fleet launches",
+            ),
+            ("--servers 200 --agents 57".to_string(), "more than the 256"),
+            ("--concurrency 1025".to_string(), "1..=1024"),
+            ("--concurrency 0".to_string(), "1..=1024"),
+            ("--duration 1e19".to_string(), "within 0..=31536000"),
+            ("--duration inf".to_string(), "within 0..=31536000"),
+            ("--drain 1e300".to_string(), "within 0..=3600"),
+            ("--linger 3601".to_string(), "within 0..=3600"),
+            ("--drain -1".to_string(), "within 0..=3600"),
+            ("--linger NaN".to_string(), "within 0..=3600"),
+            ("--metrics-port 0".to_string(), "1024 or above"),
+            ("--metrics-port 65400 --servers 200".to_string(), "no room"),
+        ] {
+            let e = parse(&args(&bad)).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_largest_fleet_that_fits_is_accepted() {
+        let fleet = "--servers 200 --agents 56 --metrics-port 65279 --verify-ms 0..600000";
+        let Command::Orchestrate(c) = parse(&args(fleet)).unwrap() else {
+            panic!("not an orchestrator");
+        };
+        assert_eq!(c.child_metrics_port(255), u16::MAX);
+        assert_eq!(c.simulation.verify_ms.max, MAX_DELAY_MS);
+        // A child asks for any free port.
+        let Command::Server(s) = parse(&args("server --name s --metrics-port 0")).unwrap() else {
+            panic!("not a server");
+        };
+        assert_eq!(s.metrics_port, 0);
+    }
+
+    #[test]
+    fn the_usage_states_the_verification_timeout() {
+        let secs = crate::fleet::server::VERIFY_TIMEOUT.as_secs();
+        assert!(
+            USAGE.contains(&format!("one past {secs} s is answered 503")),
+            "{USAGE}"
+        );
+    }
+
+    #[test]
+    fn linger_defaults_to_two_scrape_intervals_when_scraped() {
+        let Command::Orchestrate(c) = parse(&args("")).unwrap() else {
+            panic!("not an orchestrator");
+        };
+        let expected = if backend::SERVES_METRICS {
+            Duration::from_secs(2)
+        } else {
+            Duration::ZERO
+        };
+        assert_eq!(c.simulation.linger, expected);
+        assert_eq!(default_linger(), expected);
+        assert!(USAGE.contains("[default: 2 on prom (two 1 s scrape intervals), else 0]"));
+        assert_eq!(scrape_config::SCRAPE_INTERVAL, Duration::from_secs(1));
     }
 }

@@ -4,6 +4,7 @@
 //! servers ([`server`]) and agents ([`agent`]); each child reports to it one
 //! JSON line per second on its standard output ([`protocol`]).
 
+pub mod accept;
 pub mod agent;
 pub mod args;
 pub mod child;
@@ -16,5 +17,6 @@ pub mod rng;
 pub mod roster;
 pub mod scrape_config;
 pub mod server;
+pub mod task_body;
 pub mod verdict;
 pub mod view;

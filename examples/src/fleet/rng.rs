@@ -30,10 +30,15 @@ impl Rng {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    /// A uniform delay within `range` (inclusive).
+    /// A uniform delay within `range` (inclusive; a backwards range is read
+    /// from its smaller end). No range overflows, `0..u64::MAX` included.
     pub fn delay(&mut self, range: MsRange) -> Duration {
-        let span = range.max - range.min + 1;
-        Duration::from_millis(range.min + self.next_u64() % span)
+        let (low, high) = (range.min.min(range.max), range.min.max(range.max));
+        let offset = match (high - low).checked_add(1) {
+            Some(span) => self.next_u64() % span,
+            None => self.next_u64(), // the whole of u64: every draw fits
+        };
+        Duration::from_millis(low + offset)
     }
 }
 
@@ -64,5 +69,18 @@ mod tests {
             assert!((5..=9).contains(&d.as_millis()));
         }
         assert!((4_500..5_500).contains(&below_half), "{below_half}");
+    }
+
+    #[test]
+    fn no_range_overflows() {
+        let mut r = Rng::for_stream(7, 4);
+        for (min, max) in [(0, u64::MAX), (1, u64::MAX), (u64::MAX, u64::MAX), (9, 5)] {
+            let d = r.delay(MsRange { min, max }).as_millis();
+            let (low, high) = (min.min(max), min.max(max));
+            assert!(
+                (u128::from(low)..=u128::from(high)).contains(&d),
+                "{min}..{max}: {d}"
+            );
+        }
     }
 }

@@ -1,10 +1,15 @@
 //! A ready Prometheus scrape configuration for the fleet's `/metrics` endpoints.
 
 use std::path::Path;
+use std::time::Duration;
+
+/// How often the written configuration scrapes (and evaluates) the fleet.
+pub const SCRAPE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The configuration text: one job scraping every `host:port` in `targets`
-/// once a second.
+/// every [`SCRAPE_INTERVAL`].
 pub fn render(targets: &[String]) -> String {
+    let interval = SCRAPE_INTERVAL.as_secs();
     let list = targets
         .iter()
         .map(|t| format!("'{t}'"))
@@ -12,7 +17,7 @@ pub fn render(targets: &[String]) -> String {
         .join(", ");
     format!(
         "# Written by gym-fleet: prometheus --config.file=THIS_FILE\n\
-         global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
+         global:\n  scrape_interval: {interval}s\n  evaluation_interval: {interval}s\n\
          scrape_configs:\n  - job_name: gym-fleet\n    static_configs:\n      - targets: [{list}]\n"
     )
 }

@@ -3,30 +3,67 @@
 //! around its handler with the server role, and every request into
 //! `http.server.request.duration` through the API's tower layer (route
 //! `/verify`, or none for an unknown path).
+//!
+//! It is meant to be copied, so it holds up against any client that can reach
+//! its port, each limit a constant here or in [`super::task_body`] and
+//! [`super::accept`]:
+//! - the head must arrive within [`HEADER_READ_TIMEOUT`] (hyper's timer; it
+//!   also closes an idle kept-alive connection) and fit [`MAX_REQUEST_HEAD_BYTES`] (431);
+//! - the body must fit [`super::task_body::MAX_BODY_BYTES`] (413) and arrive
+//!   within [`super::task_body::BODY_READ_TIMEOUT`] (408); one that is not a
+//!   task is answered 400, and none of these is a verification;
+//! - a verification that outlasts [`VERIFY_TIMEOUT`] is answered 503 and
+//!   counted as a failed one (a verifier that hangs must not hold the caller);
+//! - at most [`MAX_CONNECTIONS`] connections are served at once, and a failed
+//!   accept (out of file descriptors) is retried after a pause, warned about
+//!   at most every few seconds.
 
 use std::convert::Infallible;
 use std::error::Error;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use gym_metrics_api::{HttpServerMetricsLayer, Role, RouteTable, VerifyTimer};
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::body::Incoming;
+use hyper::server::conn::http1;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tower::Layer;
 
+use super::accept::{GuardedListener, Slot, LOG_TARGET};
 use super::args::{ServerConfig, Simulation};
 use super::child::{loopback, report_every_second, stop_requested, LocalTally, VERIFY_FAMILY};
 use super::protocol::{emit, Event};
 use super::rng::Rng;
+use super::task_body::read_task;
 use super::verdict::{draw, Outcome};
 use crate::backend;
+
+/// How long a client may take to send a whole request head, from the moment
+/// the server waits for it: on a new connection and between two requests of
+/// a kept-alive one. A head is a few hundred bytes; a client that trickles
+/// it (slowloris) or sends nothing is cut off.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The largest request head (and read buffer) per connection: a `/verify`
+/// head is ~150 bytes; hyper's default would let ~400 KiB in.
+pub const MAX_REQUEST_HEAD_BYTES: usize = 16 * 1024;
+
+/// The most connections served at once. The next ones wait in the kernel's
+/// backlog; at the caps above, 256 hostile connections hold 4 MiB of head
+/// buffers and 16 MiB of bodies at most.
+pub const MAX_CONNECTIONS: usize = 256;
+
+/// The longest a verification may run before it is answered 503 and counted
+/// as failed. With the header and body bounds, every request ends within
+/// 30 s, the agents' own call timeout.
+pub const VERIFY_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Every route this server answers: the only values `http.route` takes.
 const ROUTES: [&str; 1] = ["/verify"];
@@ -66,7 +103,11 @@ pub async fn run(cfg: ServerConfig) -> Result<(), Box<dyn Error>> {
         Role::server(cfg.name.clone(), "resources"),
         loopback(cfg.metrics_port),
     )?;
-    let listener = TcpListener::bind(loopback(0)).await?;
+    let mut listener = GuardedListener::new(
+        TcpListener::bind(loopback(0)).await?,
+        MAX_CONNECTIONS,
+        "/verify",
+    );
     let metrics_layer = HttpServerMetricsLayer::new(RouteTable::new(ROUTES)?);
     let tally = Arc::new(LocalTally::default());
     let state = Arc::new(State {
@@ -92,14 +133,13 @@ pub async fn run(cfg: ServerConfig) -> Result<(), Box<dyn Error>> {
                 eprintln!("{}: stopping ({why})", cfg.name);
                 break;
             }
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    let state = Arc::clone(&state);
-                    connections.spawn(serve_connection(stream, state, metrics_layer.clone()));
-                }
-                Err(e) => eprintln!("{}: accept failed: {e}", cfg.name),
-            },
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            (stream, slot) = listener.accept() => {
+                let state = Arc::clone(&state);
+                connections.spawn(serve_connection(stream, slot, state, metrics_layer.clone()));
+                // Reaped here, not in a branch of their own, so that a closing
+                // connection never cancels the accept loop's pause.
+                while connections.try_join_next().is_some() {}
+            }
         }
     }
     drop(listener);
@@ -124,8 +164,10 @@ pub async fn run(cfg: ServerConfig) -> Result<(), Box<dyn Error>> {
     guard.shutdown()
 }
 
+/// Serves one connection; its `slot` is freed when it ends.
 async fn serve_connection(
     stream: tokio::net::TcpStream,
+    _slot: Slot,
     state: Arc<State>,
     metrics: HttpServerMetricsLayer,
 ) {
@@ -133,10 +175,18 @@ async fn serve_connection(
     let service = TowerToHyperService::new(
         metrics.layer(tower::service_fn(move |req| route(req, Arc::clone(&state)))),
     );
-    // A client that hangs up mid-request is its own problem; nothing to report.
-    let _ = hyper::server::conn::http1::Builder::new()
+    let served = http1::Builder::new()
+        // The timer is what makes hyper enforce the header-read timeout.
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .max_header_size(MAX_REQUEST_HEAD_BYTES)
+        .max_buf_size(MAX_REQUEST_HEAD_BYTES)
         .serve_connection(TokioIo::new(stream), service)
         .await;
+    // A client that hangs up or times out is its own problem: debug only.
+    if let Err(e) = served {
+        log::debug!(target: LOG_TARGET, "a /verify connection ended: {e}");
+    }
 }
 
 async fn route(
@@ -156,31 +206,34 @@ async fn route(
     })
 }
 
-/// The handler: everything inside is timed, and anything but a marked pass
-/// (a fail verdict, a bad request, a handler error) records a failed verification.
+/// The handler. A body that is not a task (too large, too slow, malformed)
+/// is answered 4xx and is no verification. Once it is, everything is timed,
+/// and anything but a marked pass (a fail verdict, a handler error, a
+/// verification past [`VERIFY_TIMEOUT`]) records a failed verification.
 async fn verify(req: Request<Incoming>, state: &State) -> Response<Full<Bytes>> {
+    let task = match read_task(req.into_body()).await {
+        Ok(task) => task,
+        Err(refusal) => {
+            let answer = Answer::error(refusal.status(), &refusal.to_string());
+            return json(answer.status, answer.body);
+        }
+    };
     let mut timer = VerifyTimer::start();
     let started = Instant::now();
-    let answer = verify_inner(req, state, &mut timer).await;
+    let answer = tokio::time::timeout(VERIFY_TIMEOUT, verify_task(&task, state, &mut timer))
+        .await
+        .unwrap_or_else(|_elapsed| {
+            Answer::error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &format!("the verification did not finish within {VERIFY_TIMEOUT:?}"),
+            )
+        });
     state.tally.record(started.elapsed(), answer.passed);
     drop(timer); // records now, a failure unless marked
     json(answer.status, answer.body)
 }
 
-async fn verify_inner(req: Request<Incoming>, state: &State, timer: &mut VerifyTimer) -> Answer {
-    let task = match req.into_body().collect().await {
-        Ok(body) => serde_json::from_slice::<Task>(&body.to_bytes()),
-        Err(e) => return Answer::error(StatusCode::BAD_REQUEST, &format!("unreadable body: {e}")),
-    };
-    let task = match task {
-        Ok(task) => task,
-        Err(e) => {
-            return Answer::error(
-                StatusCode::BAD_REQUEST,
-                &format!("expected {{\"task_id\": N, \"answer\": \"...\"}}: {e}"),
-            )
-        }
-    };
+async fn verify_task(task: &Task, state: &State, timer: &mut VerifyTimer) -> Answer {
     // Drawn from the task, not from the arrival order: with `--seed` a task
     // gets the same verdict on any server, whatever the timing.
     let (work, outcome) = draw(

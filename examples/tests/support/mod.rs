@@ -18,7 +18,13 @@ pub struct Fleet {
 impl Fleet {
     /// Starts `gym-fleet` with `args` and extra environment.
     pub fn start(args: &[String], env: &[(&str, String)]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_gym-fleet"))
+        Self::start_command(Command::new(env!("CARGO_BIN_EXE_gym-fleet")), args, env)
+    }
+
+    /// Like [`Fleet::start`], through `command`: `gym-fleet` itself, or a
+    /// wrapper that execs it (e.g. `prlimit … -- gym-fleet`, same PID).
+    pub fn start_command(mut command: Command, args: &[String], env: &[(&str, String)]) -> Self {
+        let mut child = command
             .args(args)
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .stdin(Stdio::null())

@@ -36,7 +36,7 @@ mod tool;
 mod victoria_metrics;
 
 pub use http::{http_get, http_post, Response};
-pub use port::free_port;
+pub use port::{free_port, free_port_block};
 pub use prometheus::Prometheus;
 pub use promtool::promtool_check_metrics;
 pub use rotel::Rotel;

@@ -14,6 +14,28 @@ pub fn free_port() -> u16 {
     }
 }
 
+/// A port `base` such that `base..base + n` are all free on `127.0.0.1` right
+/// now (a fleet takes consecutive ports), below 65,000.
+///
+/// ```
+/// let base = gym_testkit::free_port_block(3);
+/// assert!((base..base + 3).all(|p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok()));
+/// ```
+///
+/// # Panics
+/// No such block was found in 100 tries.
+pub fn free_port_block(n: u16) -> u16 {
+    for _ in 0..100 {
+        let base = free_port();
+        let all_free = u32::from(base) + u32::from(n) < 65_000
+            && (base..base + n).all(|p| TcpListener::bind((Ipv4Addr::LOCALHOST, p)).is_ok());
+        if all_free {
+            return base;
+        }
+    }
+    panic!("no block of {n} free consecutive ports on 127.0.0.1");
+}
+
 /// True when something accepts TCP connections on `127.0.0.1:port`.
 pub(crate) fn accepts_connections(port: u16) -> bool {
     let addr = std::net::SocketAddr::from((Ipv4Addr::LOCALHOST, port));

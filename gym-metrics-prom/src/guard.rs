@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 
 use gym_metrics_api::{FleetSize, Installation};
 
-use crate::endpoint::Endpoint;
+use crate::endpoint::{Endpoint, EndpointStats};
 use crate::handle::PrometheusHandle;
 
 /// The installed backend and its running `/metrics` endpoint. Dropping it (or
@@ -73,6 +73,19 @@ impl PrometheusGuard {
     /// ```
     pub fn fleet_size(&self) -> Option<FleetSize> {
         self.installation.fleet_size()
+    }
+
+    /// What the endpoint did to stay within its connection limits so far.
+    ///
+    /// ```
+    /// # let guard = gym_metrics_prom::PrometheusBuilder::new().with_http_listener(([127, 0, 0, 1], 0)).install()?;
+    /// let stats = guard.endpoint_stats();
+    /// assert_eq!(stats.open_connections, 0);
+    /// assert!(stats.open_connections <= stats.max_connections);
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn endpoint_stats(&self) -> EndpointStats {
+        self.endpoint.stats()
     }
 
     /// Stops the listener and waits for its thread; the port is free on return.

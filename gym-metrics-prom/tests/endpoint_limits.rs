@@ -521,6 +521,10 @@ fn seventy_idle_connections_under_a_64_descriptor_limit_block_neither_metrics_no
         "every attacker closed by eviction or the idle timeout: {stats:?}"
     );
     host.assert_each_cause_logged_once_at_most();
+    assert!(
+        !host.log().contains("no TLS and no authentication"),
+        "a loopback endpoint warned of exposure"
+    );
 }
 
 /// A client that pipelines GETs and never reads an answer.

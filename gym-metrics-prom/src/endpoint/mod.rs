@@ -13,6 +13,7 @@ mod accept_loop;
 mod activity_io;
 mod connection;
 mod connection_state;
+mod exposure;
 mod limits;
 mod log_limiter;
 mod negotiate;
@@ -84,6 +85,9 @@ impl Endpoint {
             limits.max_connections,
             limits.descriptor_limit
         );
+        if let Some(warning) = exposure::unprotected_exposure_warning(local_addr) {
+            log::warn!(target: "gym_metrics", "{warning}");
+        }
         Ok(Self {
             local_addr,
             shared,

@@ -1,13 +1,14 @@
-//! Accepting connections within the cap until shutdown, then draining the
-//! open ones.
+//! Accepting connections within the cap until shutdown (after a final scrape
+//! when one is awaited), then draining the open ones.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, watch};
 
 use super::connection;
+use super::final_scrape::FinalScrape;
 use super::registry::Admission;
 use super::shared::Shared;
 use super::stats::Event;
@@ -24,24 +25,52 @@ const EVICTION_DEADLINE: Duration = Duration::from_secs(1);
 /// this long: the listener stays readable, so retrying at once would spin.
 const RESOURCE_ERROR_PAUSE: Duration = Duration::from_millis(100);
 
-/// Serves until `stop` fires (or its sender is gone); the listener is
+/// What the guard asks for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Stop {
+    Now,
+    /// Serve on until a final scrape is answered or `max_wait` passes.
+    AfterFinalScrape {
+        max_wait: Duration,
+    },
+}
+
+/// Serves until `stop` says so (or its sender is gone); the listener is
 /// closed and the connections drained before this returns.
 pub(crate) async fn serve(
     listener: TcpListener,
     handle: PrometheusHandle,
     shared: Arc<Shared>,
-    mut stop: oneshot::Receiver<()>,
-) {
+    mut stop: oneshot::Receiver<Stop>,
+) -> FinalScrape {
     let (drain, drained) = watch::channel(false);
-    loop {
+    // Set once a final scrape is awaited: since when, and for how long.
+    let mut awaiting: Option<(Instant, Duration)> = None;
+    let outcome = loop {
         tokio::select! {
-            _ = &mut stop => break,
+            request = &mut stop, if awaiting.is_none() => match request {
+                Ok(Stop::AfterFinalScrape { max_wait }) => {
+                    shared.final_scrape.arm();
+                    awaiting = Some((Instant::now(), max_wait));
+                }
+                Ok(Stop::Now) | Err(_) => break FinalScrape::NotAwaited,
+            },
+            () = shared.final_scrape.wait_answered(), if awaiting.is_some() => {
+                let waited = awaiting.map(|(since, _)| since.elapsed()).unwrap_or_default();
+                log::info!(target: "gym_metrics", "the final scrape was answered {waited:?} after shutdown was asked for; the metrics endpoint stops");
+                break FinalScrape::Answered { waited };
+            }
+            () = wait_out(awaiting) => {
+                let waited = awaiting.map(|(_, max_wait)| max_wait).unwrap_or_default();
+                log::warn!(target: "gym_metrics", "no scrape came within {waited:?} of shutdown; the metrics endpoint stops without one (what was recorded since the last scrape is not in Prometheus)");
+                break FinalScrape::TimedOut { waited };
+            }
             accepted = listener.accept() => match accepted {
                 Ok((stream, _peer)) => admit(stream, &handle, &shared, &drained).await,
                 Err(e) => accept_failed(&e, &shared).await,
             },
         }
-    }
+    };
     // The port is free from here; connections get a moment to finish.
     drop(listener);
     let _ = drain.send(true);
@@ -50,6 +79,15 @@ pub(crate) async fn serve(
         .is_err()
     {
         log::debug!(target: "gym_metrics", "metrics connections still open after {DRAIN_DEADLINE:?} of shutdown are closed");
+    }
+    outcome
+}
+
+/// Resolves when the awaited final scrape's time is up; never if none is awaited.
+async fn wait_out(awaiting: Option<(Instant, Duration)>) {
+    match awaiting {
+        Some((since, max_wait)) => tokio::time::sleep_until((since + max_wait).into()).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -1,5 +1,5 @@
 //! The connection's socket, telling its state when a write progresses or
-//! stalls: hyper 1 has no write or
+//! stalls and when everything written is flushed: hyper 1 has no write or
 //! idle timeout of its own (hyperium/hyper#1628, #3852), so the watchdog
 //! reads them from here.
 
@@ -12,17 +12,24 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
 use super::connection_state::ConnectionState;
+use super::final_scrape::FinalScrapeWatch;
+use super::shared::Shared;
 
 /// A `TcpStream` that reports its writes to its [`ConnectionState`].
 #[derive(Debug)]
 pub(crate) struct ActivityIo {
     stream: TcpStream,
     state: Arc<ConnectionState>,
+    shared: Arc<Shared>,
 }
 
 impl ActivityIo {
-    pub(crate) fn new(stream: TcpStream, state: Arc<ConnectionState>) -> Self {
-        Self { stream, state }
+    pub(crate) fn new(stream: TcpStream, state: Arc<ConnectionState>, shared: Arc<Shared>) -> Self {
+        Self {
+            stream,
+            state,
+            shared,
+        }
     }
 
     fn note_write(&self, result: &Poll<io::Result<usize>>) {
@@ -31,6 +38,10 @@ impl ActivityIo {
             Poll::Pending => self.state.write_stalled(),
             _ => {}
         }
+    }
+
+    fn final_scrape(&self) -> &FinalScrapeWatch {
+        &self.shared.final_scrape
     }
 }
 
@@ -72,7 +83,13 @@ impl AsyncWrite for ActivityIo {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
+        // hyper flushes its socket only once its own write buffer is empty,
+        // so a flush that succeeds means every byte so far reached the socket.
+        let result = Pin::new(&mut self.stream).poll_flush(cx);
+        if matches!(result, Poll::Ready(Ok(()))) && self.state.flushed() {
+            self.final_scrape().answered();
+        }
+        result
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

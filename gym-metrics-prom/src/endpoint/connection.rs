@@ -6,7 +6,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{Request, Response};
+use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Frame;
 use hyper::server::conn::http1;
@@ -40,11 +40,15 @@ pub(crate) async fn serve(
         shared: Arc::clone(&shared),
         state: Arc::clone(&state),
     };
-    let io = TokioIo::new(ActivityIo::new(stream, Arc::clone(&state)));
+    let io = TokioIo::new(ActivityIo::new(
+        stream,
+        Arc::clone(&state),
+        Arc::clone(&shared),
+    ));
     let service = {
-        let state = Arc::clone(&state);
+        let (state, shared) = (Arc::clone(&state), Arc::clone(&shared));
         service_fn(move |request| {
-            let response = answer(&handle, &request, &state);
+            let response = answer(&handle, &request, &state, &shared);
             async move { Ok::<_, Infallible>(response) }
         })
     };
@@ -98,16 +102,25 @@ pub(crate) async fn serve(
 }
 
 /// The response to `request`, holding the connection's request-in-progress
-/// mark until hyper is done with it.
+/// mark until hyper is done with it; a final scrape tells the watch once its
+/// last frame goes out.
 fn answer<B>(
     handle: &PrometheusHandle,
     request: &Request<B>,
     state: &Arc<ConnectionState>,
+    shared: &Shared,
 ) -> Response<impl hyper::body::Body<Data = Bytes, Error = Infallible> + Send + 'static> {
     let in_progress = state.request_started();
-    respond::respond(handle, request).map(move |body: Full<Bytes>| {
+    // Read before rendering: a final scrape must hold everything recorded
+    // before shutdown was asked for.
+    let may_be_final = shared.final_scrape.is_armed() && request.method() == Method::GET;
+    let response = respond::respond(handle, request);
+    let is_final = may_be_final && response.status() == StatusCode::OK;
+    response.map(move |body: Full<Bytes>| {
         body.map_frame(move |frame: Frame<Bytes>| {
-            let _held_until_the_body_is_dropped = &in_progress;
+            if is_final {
+                in_progress.final_scrape_handed_over();
+            }
             frame
         })
     })

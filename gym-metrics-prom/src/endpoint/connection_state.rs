@@ -55,6 +55,8 @@ pub(crate) struct ConnectionState {
     last_progress_ms: AtomicU64,
     /// Since when a write has been waiting for the client's socket.
     write_stalled_since_ms: AtomicU64,
+    /// A final scrape's last frame went to hyper, its bytes not yet to the socket.
+    final_scrape_unflushed: AtomicBool,
     evicted: AtomicBool,
     /// Woken when the watchdog must look again (idle from now, stalled, evicted).
     changed: Notify,
@@ -71,6 +73,7 @@ impl ConnectionState {
             requests_in_progress: AtomicU32::new(0),
             last_progress_ms: AtomicU64::new(clock.now_ms()),
             write_stalled_since_ms: AtomicU64::new(NOT_STALLED),
+            final_scrape_unflushed: AtomicBool::new(false),
             evicted: AtomicBool::new(false),
             changed: Notify::new(),
             closed: AtomicBool::new(false),
@@ -87,6 +90,7 @@ impl ConnectionState {
     pub(crate) fn is_idle(&self) -> bool {
         self.requests_in_progress.load(Ordering::Relaxed) == 0
             && self.write_stalled_since_ms.load(Ordering::Relaxed) == NOT_STALLED
+            && !self.final_scrape_unflushed.load(Ordering::Relaxed)
     }
 
     /// A request's head was read; in progress until the guard (held by the
@@ -114,6 +118,12 @@ impl ConnectionState {
         {
             self.changed.notify_one();
         }
+    }
+
+    /// Everything hyper wrote went to the socket. True once after a final
+    /// scrape's last frame was handed over: that scrape is now answered.
+    pub(crate) fn flushed(&self) -> bool {
+        self.final_scrape_unflushed.swap(false, Ordering::Relaxed)
     }
 
     /// Closes this connection at its watchdog's next look.
@@ -185,6 +195,14 @@ impl ConnectionState {
 #[derive(Debug)]
 pub(crate) struct RequestInProgress(Arc<ConnectionState>);
 
+impl RequestInProgress {
+    /// This response is a final scrape, and hyper has just taken its last
+    /// frame: it is answered once its bytes are flushed to the socket.
+    pub(crate) fn final_scrape_handed_over(&self) {
+        self.0.final_scrape_unflushed.store(true, Ordering::Relaxed);
+    }
+}
+
 impl Drop for RequestInProgress {
     fn drop(&mut self) {
         self.0.requests_in_progress.fetch_sub(1, Ordering::Relaxed);
@@ -252,5 +270,18 @@ mod tests {
         assert!(last >= stalled);
         assert_eq!(state.expired(&l, last + idle - 1), None);
         assert_eq!(state.expired(&l, last + idle), Some(Expiry::Idle));
+    }
+
+    #[test]
+    fn a_final_scrape_counts_once_when_flushed() {
+        let state = Arc::new(ConnectionState::new(1, Clock::start()));
+        assert!(!state.flushed());
+        let request = state.request_started();
+        request.final_scrape_handed_over();
+        drop(request);
+        assert!(!state.is_idle(), "its bytes are not on the socket yet");
+        assert!(state.flushed());
+        assert!(!state.flushed());
+        assert!(state.is_idle());
     }
 }

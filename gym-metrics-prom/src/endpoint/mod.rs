@@ -14,6 +14,7 @@ mod activity_io;
 mod connection;
 mod connection_state;
 mod exposure;
+mod final_scrape;
 mod limits;
 mod log_limiter;
 mod negotiate;
@@ -25,15 +26,18 @@ mod stats;
 use std::net::{SocketAddr, TcpListener as StdTcpListener};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use crate::error::BuildError;
 use crate::handle::PrometheusHandle;
+use accept_loop::Stop;
 use limits::Limits;
 use shared::Shared;
 
+pub use final_scrape::FinalScrape;
 pub use stats::EndpointStats;
 
 /// A running listener; stopped (and its port freed) on drop.
@@ -41,16 +45,19 @@ pub use stats::EndpointStats;
 pub(crate) struct Endpoint {
     local_addr: SocketAddr,
     shared: Arc<Shared>,
-    stop: Option<oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    final_scrape_wait: Option<Duration>,
+    stop: Option<oneshot::Sender<Stop>>,
+    thread: Option<JoinHandle<FinalScrape>>,
 }
 
 impl Endpoint {
     /// Serves `handle` on `listener` from a new thread. Every error (runtime,
-    /// socket, thread) surfaces here, before anything is served.
+    /// socket, thread) surfaces here, before anything is served. With
+    /// `final_scrape_wait`, shutdown waits up to that long for one more scrape.
     pub(crate) fn start(
         listener: StdTcpListener,
         handle: PrometheusHandle,
+        final_scrape_wait: Option<Duration>,
     ) -> Result<Self, BuildError> {
         let local_addr = listener.local_addr().map_err(BuildError::Runtime)?;
         listener
@@ -73,9 +80,11 @@ impl Endpoint {
             std::thread::Builder::new()
                 .name("gym-metrics-prom".into())
                 .spawn(move || {
-                    runtime.block_on(accept_loop::serve(listener, handle, shared, stopped));
+                    let outcome =
+                        runtime.block_on(accept_loop::serve(listener, handle, shared, stopped));
                     // Dropping the runtime closes what is left open.
                     drop(runtime);
+                    outcome
                 })
                 .map_err(BuildError::Runtime)?
         };
@@ -91,6 +100,7 @@ impl Endpoint {
         Ok(Self {
             local_addr,
             shared,
+            final_scrape_wait,
             stop: Some(stop),
             thread: Some(thread),
         })
@@ -103,18 +113,33 @@ impl Endpoint {
     pub(crate) fn stats(&self) -> EndpointStats {
         self.shared.stats()
     }
+
+    /// Stops serving (after the final scrape, when one is awaited) and waits
+    /// for the thread; the port is free on return.
+    pub(crate) fn shutdown(&mut self) -> FinalScrape {
+        if let Some(stop) = self.stop.take() {
+            let request = match self.final_scrape_wait {
+                Some(max_wait) => Stop::AfterFinalScrape { max_wait },
+                None => Stop::Now,
+            };
+            // The thread may already be gone; joining it says why.
+            let _ = stop.send(request);
+        }
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(outcome)) => outcome,
+            Some(Err(_)) => {
+                log::error!(target: "gym_metrics", "the metrics endpoint thread panicked");
+                FinalScrape::EndpointGone
+            }
+            None => FinalScrape::EndpointGone,
+        }
+    }
 }
 
 impl Drop for Endpoint {
     fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            // The thread may already be gone; then there is nothing to stop.
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            if thread.join().is_err() {
-                log::error!(target: "gym_metrics", "the metrics endpoint thread panicked");
-            }
+        if self.thread.is_some() {
+            self.shutdown();
         }
     }
 }

@@ -1,6 +1,7 @@
 //! What the accept loop, every connection and the guard share.
 
 use super::connection_state::Clock;
+use super::final_scrape::FinalScrapeWatch;
 use super::limits::Limits;
 use super::log_limiter::{LogLimiter, ONCE_A_MINUTE};
 use super::registry::Registry;
@@ -13,6 +14,7 @@ pub(crate) struct Shared {
     pub(crate) clock: Clock,
     pub(crate) registry: Registry,
     pub(crate) counters: Counters,
+    pub(crate) final_scrape: FinalScrapeWatch,
     /// Every line a client can cause goes through it.
     pub(crate) log: LogLimiter,
 }
@@ -24,6 +26,7 @@ impl Shared {
             clock: Clock::start(),
             registry: Registry::default(),
             counters: Counters::default(),
+            final_scrape: FinalScrapeWatch::default(),
             log: LogLimiter::new(ONCE_A_MINUTE),
         }
     }

@@ -513,6 +513,10 @@ fn seventy_idle_connections_under_a_64_descriptor_limit_block_neither_metrics_no
         std::thread::sleep(Duration::from_millis(250));
     }
     assert_eq!(still_open, 0, "idle connections the server never closed");
+    eprintln!(
+        "limits: every idle connection closed by the server {:?} after the attack began",
+        attack_started.elapsed()
+    );
     let stats = host.stats();
     assert!(stats["idle_timeouts"] >= 1, "{stats:?}");
     assert_eq!(
@@ -600,6 +604,10 @@ fn never_reading_pipelining_clients_are_cut_off_and_block_neither_metrics_nor_ve
         stats["write_timeouts"],
         NEVER_READERS as u64,
         "after {:?}: {stats:?}",
+        stalled_at.elapsed()
+    );
+    eprintln!(
+        "limits: never-reading clients cut off within {:?} of their writes blocking",
         stalled_at.elapsed()
     );
     for (s, _) in &mut readers {

@@ -4,6 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use gym_metrics_api::{Boundaries, BoundariesError, Installation, Role};
 
@@ -39,6 +40,7 @@ pub struct PrometheusBuilder {
     boundaries: Boundaries,
     service_base: Option<String>,
     resource_attributes: Vec<(String, String)>,
+    final_scrape_wait: Option<Duration>,
 }
 
 impl Default for PrometheusBuilder {
@@ -64,6 +66,7 @@ impl PrometheusBuilder {
             boundaries: Boundaries::default(),
             service_base: None,
             resource_attributes: Vec::new(),
+            final_scrape_wait: None,
         }
     }
 
@@ -168,6 +171,29 @@ impl PrometheusBuilder {
         self
     }
 
+    /// At shutdown ([`PrometheusGuard::shutdown`] or dropping the guard),
+    /// keep serving until one more scrape of `/metrics`, rendered after
+    /// shutdown was asked for, has been written out in full, or `max_wait`
+    /// passes, whichever comes first: a process that ends then leaves its
+    /// last recordings in Prometheus. A scrape interval plus a little is a
+    /// good `max_wait`. Off by default: shutdown stops at once.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let guard = gym_metrics_prom::PrometheusBuilder::new()
+    ///     .with_http_listener(([127, 0, 0, 1], 0))
+    ///     .final_scrape_wait(Duration::from_millis(20))
+    ///     .install()?;
+    /// gym_metrics_api::record_verify_ms(40.0, true);
+    /// let outcome = guard.shutdown(); // nobody scrapes here: waits 20 ms
+    /// assert_eq!(outcome, gym_metrics_prom::FinalScrape::TimedOut { waited: Duration::from_millis(20) });
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn final_scrape_wait(mut self, max_wait: Duration) -> Self {
+        self.final_scrape_wait = Some(max_wait);
+        self
+    }
+
     /// A recorder and its handle: nothing installed, nothing listening. Serve
     /// [`PrometheusHandle::render`] from your own server.
     ///
@@ -240,9 +266,10 @@ impl PrometheusBuilder {
         // Before binding: a dead recorder must not even open a port.
         gym_metrics_api::check_recording_compiled_in()?;
         let listener = self.listen.bind()?;
+        let final_scrape_wait = self.final_scrape_wait;
         let (recorder, handle) = self.build()?;
         // Start listening before installing: a failure leaves nothing installed.
-        let endpoint = Endpoint::start(listener, handle.clone())?;
+        let endpoint = Endpoint::start(listener, handle.clone(), final_scrape_wait)?;
         let installation =
             gym_metrics_api::install(recorder).map_err(|_| BuildError::AlreadyInstalled)?;
         Ok(PrometheusGuard::new(endpoint, handle, installation))

@@ -4,12 +4,14 @@ use std::net::SocketAddr;
 
 use gym_metrics_api::{FleetSize, Installation};
 
-use crate::endpoint::Endpoint;
+use crate::endpoint::{Endpoint, EndpointStats, FinalScrape};
 use crate::handle::PrometheusHandle;
 
 /// The installed backend and its running `/metrics` endpoint. Dropping it (or
 /// calling [`PrometheusGuard::shutdown`]) stops the listener and frees the
-/// port; the recorder stays installed (a facade install is for the process's life).
+/// port, after a final scrape when [`crate::PrometheusBuilder::final_scrape_wait`]
+/// asks for one; the recorder stays installed (a facade install is for the
+/// process's life).
 ///
 /// ```no_run
 /// let guard = gym_metrics_prom::PrometheusBuilder::new()
@@ -75,16 +77,33 @@ impl PrometheusGuard {
         self.installation.fleet_size()
     }
 
-    /// Stops the listener and waits for its thread; the port is free on return.
+    /// What the endpoint did to stay within its connection limits so far.
     ///
-    /// ```no_run
+    /// ```
+    /// # let guard = gym_metrics_prom::PrometheusBuilder::new().with_http_listener(([127, 0, 0, 1], 0)).install()?;
+    /// let stats = guard.endpoint_stats();
+    /// assert_eq!(stats.open_connections, 0);
+    /// assert!(stats.open_connections <= stats.max_connections);
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn endpoint_stats(&self) -> EndpointStats {
+        self.endpoint.stats()
+    }
+
+    /// Stops the listener and waits for its thread; the port is free on
+    /// return. With [`crate::PrometheusBuilder::final_scrape_wait`] it first
+    /// serves on until one more scrape, rendered after this call, has been
+    /// written out in full, or the wait runs out (then up to 1 s more for
+    /// answers in progress); the result says which (and is logged).
+    ///
+    /// ```
     /// # let guard = gym_metrics_prom::PrometheusBuilder::new().with_http_listener(([127, 0, 0, 1], 0)).install()?;
     /// let addr = guard.local_addr();
-    /// guard.shutdown();
+    /// assert_eq!(guard.shutdown(), gym_metrics_prom::FinalScrape::NotAwaited);
     /// assert!(std::net::TcpListener::bind(addr).is_ok());
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
-    pub fn shutdown(self) {
-        drop(self);
+    pub fn shutdown(mut self) -> FinalScrape {
+        self.endpoint.shutdown()
     }
 }

@@ -97,6 +97,7 @@ mod text_format;
 
 pub use builder::PrometheusBuilder;
 pub use collector::GymCollector;
+pub use endpoint::{EndpointStats, FinalScrape};
 pub use error::{BuildError, ConfigError};
 pub use guard::PrometheusGuard;
 pub use handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};

@@ -1,41 +1,63 @@
 //! The scrape endpoint: hyper 1 on a current-thread tokio runtime that runs
 //! on a thread of its own, so the application needs no runtime.
+//!
+//! It must never take its host down, so it holds at most a quarter of the
+//! process's descriptors (`limits`): at that cap the oldest connection with
+//! no request in progress makes room for a new one (`registry`), and every
+//! connection is closed after 10 s without a request or 10 s of a write
+//! going nowhere (`connection`). Every line a client can cause is logged at
+//! most once a minute per cause (`log_limiter`); the counts are in
+//! [`EndpointStats`].
 
+mod accept_loop;
+mod activity_io;
+mod connection;
+mod connection_state;
+mod exposure;
+mod final_scrape;
+mod limits;
+mod log_limiter;
 mod negotiate;
+mod registry;
 mod respond;
+mod shared;
+mod stats;
 
-use std::convert::Infallible;
 use std::net::{SocketAddr, TcpListener as StdTcpListener};
+use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use crate::error::BuildError;
 use crate::handle::PrometheusHandle;
+use accept_loop::Stop;
+use limits::Limits;
+use shared::Shared;
 
-/// The largest request head read (hyper's default is ~400 KiB): a scrape's
-/// head is a few hundred bytes, and 512 hostile connections then hold 32 MiB
-/// at most.
-const MAX_REQUEST_HEAD_BYTES: usize = 64 * 1024;
+pub use final_scrape::FinalScrape;
+pub use stats::EndpointStats;
 
 /// A running listener; stopped (and its port freed) on drop.
 #[derive(Debug)]
 pub(crate) struct Endpoint {
     local_addr: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    shared: Arc<Shared>,
+    final_scrape_wait: Option<Duration>,
+    stop: Option<oneshot::Sender<Stop>>,
+    thread: Option<JoinHandle<FinalScrape>>,
 }
 
 impl Endpoint {
     /// Serves `handle` on `listener` from a new thread. Every error (runtime,
-    /// socket, thread) surfaces here, before anything is served.
+    /// socket, thread) surfaces here, before anything is served. With
+    /// `final_scrape_wait`, shutdown waits up to that long for one more scrape.
     pub(crate) fn start(
         listener: StdTcpListener,
         handle: PrometheusHandle,
+        final_scrape_wait: Option<Duration>,
     ) -> Result<Self, BuildError> {
         let local_addr = listener.local_addr().map_err(BuildError::Runtime)?;
         listener
@@ -50,18 +72,35 @@ impl Endpoint {
             let _context = runtime.enter();
             TcpListener::from_std(listener).map_err(BuildError::Runtime)?
         };
+        let limits = Limits::for_this_process();
+        let shared = Arc::new(Shared::new(limits));
         let (stop, stopped) = oneshot::channel();
-        let thread = std::thread::Builder::new()
-            .name("gym-metrics-prom".into())
-            .spawn(move || {
-                runtime.block_on(serve(listener, handle, stopped));
-                // Dropping the runtime cancels open connections.
-                drop(runtime);
-            })
-            .map_err(BuildError::Runtime)?;
-        log::info!(target: "gym_metrics", "serving Prometheus metrics at http://{local_addr}/metrics");
+        let thread = {
+            let shared = Arc::clone(&shared);
+            std::thread::Builder::new()
+                .name("gym-metrics-prom".into())
+                .spawn(move || {
+                    let outcome =
+                        runtime.block_on(accept_loop::serve(listener, handle, shared, stopped));
+                    // Dropping the runtime closes what is left open.
+                    drop(runtime);
+                    outcome
+                })
+                .map_err(BuildError::Runtime)?
+        };
+        log::info!(
+            target: "gym_metrics",
+            "serving Prometheus metrics at http://{local_addr}/metrics (at most {} connections: a quarter of the descriptor limit {})",
+            limits.max_connections,
+            limits.descriptor_limit
+        );
+        if let Some(warning) = exposure::unprotected_exposure_warning(local_addr) {
+            log::warn!(target: "gym_metrics", "{warning}");
+        }
         Ok(Self {
             local_addr,
+            shared,
+            final_scrape_wait,
             stop: Some(stop),
             thread: Some(thread),
         })
@@ -70,63 +109,37 @@ impl Endpoint {
     pub(crate) fn local_addr(&self) -> SocketAddr {
         self.local_addr
     }
+
+    pub(crate) fn stats(&self) -> EndpointStats {
+        self.shared.stats()
+    }
+
+    /// Stops serving (after the final scrape, when one is awaited) and waits
+    /// for the thread; the port is free on return.
+    pub(crate) fn shutdown(&mut self) -> FinalScrape {
+        if let Some(stop) = self.stop.take() {
+            let request = match self.final_scrape_wait {
+                Some(max_wait) => Stop::AfterFinalScrape { max_wait },
+                None => Stop::Now,
+            };
+            // The thread may already be gone; joining it says why.
+            let _ = stop.send(request);
+        }
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(outcome)) => outcome,
+            Some(Err(_)) => {
+                log::error!(target: "gym_metrics", "the metrics endpoint thread panicked");
+                FinalScrape::EndpointGone
+            }
+            None => FinalScrape::EndpointGone,
+        }
+    }
 }
 
 impl Drop for Endpoint {
     fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            // The thread may already be gone; then there is nothing to stop.
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            if thread.join().is_err() {
-                log::error!(target: "gym_metrics", "the metrics endpoint thread panicked");
-            }
+        if self.thread.is_some() {
+            self.shutdown();
         }
     }
-}
-
-async fn serve(
-    listener: TcpListener,
-    handle: PrometheusHandle,
-    mut stopped: oneshot::Receiver<()>,
-) {
-    loop {
-        tokio::select! {
-            _ = &mut stopped => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => {
-                    let handle = handle.clone();
-                    tokio::spawn(async move {
-                        let service = service_fn(move |request| {
-                            let response = respond::respond(&handle, &request);
-                            async move { Ok::<_, Infallible>(response) }
-                        });
-                        // The timer enables hyper's header-read timeout (30 s), so a
-                        // client that never finishes its request cannot pin a connection;
-                        // the buffer cap answers 431 to a head over 64 KiB, so
-                        // each connection's memory stays bounded.
-                        if let Err(e) = http1::Builder::new()
-                            .timer(TokioTimer::new())
-                            .max_header_size(MAX_REQUEST_HEAD_BYTES)
-                            .max_buf_size(MAX_REQUEST_HEAD_BYTES)
-                            // A client that sends its request and then shuts its
-                            // side (`printf ... | nc`) still gets the answer.
-                            .half_close(true)
-                            .serve_connection(TokioIo::new(stream), service)
-                            .await
-                        {
-                            log::debug!(target: "gym_metrics", "metrics connection ended: {e}");
-                        }
-                    });
-                }
-                Err(e) => {
-                    // E.g. out of file descriptors: keep serving the others.
-                    log::warn!(target: "gym_metrics", "accepting a metrics connection failed: {e}");
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                }
-            },
-        }
-    }
-    // `listener` is dropped here: the port is released before the thread ends.
 }

@@ -1,0 +1,98 @@
+//! The connection's socket, telling its state when a write progresses or
+//! stalls and when everything written is flushed: hyper 1 has no write or
+//! idle timeout of its own (hyperium/hyper#1628, #3852), so the watchdog
+//! reads them from here.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+
+use super::connection_state::ConnectionState;
+use super::final_scrape::FinalScrapeWatch;
+use super::shared::Shared;
+
+/// A `TcpStream` that reports its writes to its [`ConnectionState`].
+#[derive(Debug)]
+pub(crate) struct ActivityIo {
+    stream: TcpStream,
+    state: Arc<ConnectionState>,
+    shared: Arc<Shared>,
+}
+
+impl ActivityIo {
+    pub(crate) fn new(stream: TcpStream, state: Arc<ConnectionState>, shared: Arc<Shared>) -> Self {
+        Self {
+            stream,
+            state,
+            shared,
+        }
+    }
+
+    fn note_write(&self, result: &Poll<io::Result<usize>>) {
+        match result {
+            Poll::Ready(Ok(n)) if *n > 0 => self.state.wrote(),
+            Poll::Pending => self.state.write_stalled(),
+            _ => {}
+        }
+    }
+
+    fn final_scrape(&self) -> &FinalScrapeWatch {
+        &self.shared.final_scrape
+    }
+}
+
+impl AsyncRead for ActivityIo {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        // Reads do not count as progress: a client trickling a request head
+        // byte by byte is still idle (no request in progress).
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for ActivityIo {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let result = Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.note_write(&result);
+        result
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let result = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.note_write(&result);
+        result
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // hyper flushes its socket only once its own write buffer is empty,
+        // so a flush that succeeds means every byte so far reached the socket.
+        let result = Pin::new(&mut self.stream).poll_flush(cx);
+        if matches!(result, Poll::Ready(Ok(()))) && self.state.flushed() {
+            self.final_scrape().answered();
+        }
+        result
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}

@@ -1,0 +1,175 @@
+//! Serving one connection: hyper's HTTP/1 with bounded buffers, under a
+//! watchdog that closes it when idle or stalled on a write for too long, when
+//! evicted, and gracefully when the endpoint drains.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Frame;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+
+use super::activity_io::ActivityIo;
+use super::connection_state::{Clock, ConnectionState, Expiry};
+use super::respond;
+use super::shared::Shared;
+use super::stats::Event;
+use crate::handle::PrometheusHandle;
+
+/// The largest request head read (hyper's default is ~400 KiB): a scrape's
+/// head is a few hundred bytes, and 512 hostile connections then hold 32 MiB
+/// at most.
+const MAX_REQUEST_HEAD_BYTES: usize = 64 * 1024;
+
+/// Serves `stream` until the client is done, a timeout or eviction closes
+/// it, or the endpoint drains (`drain` turns true).
+pub(crate) async fn serve(
+    stream: TcpStream,
+    state: Arc<ConnectionState>,
+    shared: Arc<Shared>,
+    handle: PrometheusHandle,
+    mut drain: watch::Receiver<bool>,
+) {
+    let _registered = Registered {
+        shared: Arc::clone(&shared),
+        state: Arc::clone(&state),
+    };
+    let io = TokioIo::new(ActivityIo::new(
+        stream,
+        Arc::clone(&state),
+        Arc::clone(&shared),
+    ));
+    let service = {
+        let (state, shared) = (Arc::clone(&state), Arc::clone(&shared));
+        service_fn(move |request| {
+            let response = answer(&handle, &request, &state, &shared);
+            async move { Ok::<_, Infallible>(response) }
+        })
+    };
+    // The timer enables hyper's header-read timeout (30 s; the idle timeout
+    // below comes first); the buffer cap answers 431 to a head over 64 KiB,
+    // so each connection's memory stays bounded.
+    let connection = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .max_header_size(MAX_REQUEST_HEAD_BYTES)
+        .max_buf_size(MAX_REQUEST_HEAD_BYTES)
+        // A client that sends its request and then shuts its side
+        // (`printf ... | nc`) still gets the answer.
+        .half_close(true)
+        .serve_connection(io, service);
+    let mut connection = std::pin::pin!(connection);
+    let mut draining = false;
+    loop {
+        if state.is_evicted() {
+            // Counted and logged by the accept loop, which chose it.
+            return;
+        }
+        let next_expiry = state.next_expiry_ms(&shared.limits);
+        let clock = state.clock();
+        tokio::select! {
+            ended = connection.as_mut() => {
+                if let Err(e) = ended {
+                    if let Some(held_back) = shared.log.admit("connection error") {
+                        log::debug!(target: "gym_metrics", "metrics connection ended: {e} ({held_back})");
+                    }
+                }
+                return;
+            }
+            () = state.changed() => {}
+            () = sleep_until_ms(clock, next_expiry) => {
+                if let Some(expiry) = state.expired(&shared.limits, clock.now_ms()) {
+                    close_expired(&shared, expiry);
+                    return;
+                }
+            }
+            _ = drain.changed(), if !draining => {
+                // An idle connection closes now; one answering a request
+                // once its response is written.
+                if state.is_idle() {
+                    return;
+                }
+                draining = true;
+                connection.as_mut().graceful_shutdown();
+            }
+        }
+    }
+}
+
+/// The response to `request`, holding the connection's request-in-progress
+/// mark until hyper is done with it; a final scrape tells the watch once its
+/// last frame goes out.
+fn answer<B>(
+    handle: &PrometheusHandle,
+    request: &Request<B>,
+    state: &Arc<ConnectionState>,
+    shared: &Shared,
+) -> Response<impl hyper::body::Body<Data = Bytes, Error = Infallible> + Send + 'static> {
+    let in_progress = state.request_started();
+    // Read before rendering: a final scrape must hold everything recorded
+    // before shutdown was asked for.
+    let may_be_final = shared.final_scrape.is_armed() && request.method() == Method::GET;
+    let response = respond::respond(handle, request);
+    let is_final = may_be_final && response.status() == StatusCode::OK;
+    response.map(move |body: Full<Bytes>| {
+        body.map_frame(move |frame: Frame<Bytes>| {
+            if is_final {
+                in_progress.final_scrape_handed_over();
+            }
+            frame
+        })
+    })
+}
+
+async fn sleep_until_ms(clock: Clock, at_ms: Option<u64>) {
+    match at_ms {
+        Some(ms) => tokio::time::sleep_until(clock.instant_at(ms)).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn close_expired(shared: &Shared, expiry: Expiry) {
+    let limits = &shared.limits;
+    match expiry {
+        Expiry::Idle => {
+            shared.counters.count(Event::IdleTimeout);
+            if let Some(held_back) = shared.log.admit("idle timeout") {
+                log::debug!(
+                    target: "gym_metrics",
+                    "closed a metrics connection with no request for {:?} ({held_back})",
+                    limits.idle_timeout
+                );
+            }
+        }
+        Expiry::WriteStalled => {
+            shared.counters.count(Event::WriteTimeout);
+            if let Some(held_back) = shared.log.admit("write timeout") {
+                log::warn!(
+                    target: "gym_metrics",
+                    "closed a metrics connection whose client read nothing of its answer for {:?} ({held_back})",
+                    limits.write_timeout
+                );
+            }
+        }
+    }
+}
+
+/// Removes the connection from the registry however its task ends
+/// (returned, or dropped with the runtime), and marks it closed. Declared
+/// first in [`serve`], it is dropped last: after the socket.
+struct Registered {
+    shared: Arc<Shared>,
+    state: Arc<ConnectionState>,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.shared.registry.remove(self.state.id());
+        self.state.mark_closed();
+    }
+}

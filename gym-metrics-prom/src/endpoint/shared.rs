@@ -1,0 +1,38 @@
+//! What the accept loop, every connection and the guard share.
+
+use super::connection_state::Clock;
+use super::final_scrape::FinalScrapeWatch;
+use super::limits::Limits;
+use super::log_limiter::{LogLimiter, ONCE_A_MINUTE};
+use super::registry::Registry;
+use super::stats::{Counters, EndpointStats};
+
+/// One endpoint's limits, live connections, counts and rate-limited log.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) limits: Limits,
+    pub(crate) clock: Clock,
+    pub(crate) registry: Registry,
+    pub(crate) counters: Counters,
+    pub(crate) final_scrape: FinalScrapeWatch,
+    /// Every line a client can cause goes through it.
+    pub(crate) log: LogLimiter,
+}
+
+impl Shared {
+    pub(crate) fn new(limits: Limits) -> Self {
+        Self {
+            limits,
+            clock: Clock::start(),
+            registry: Registry::default(),
+            counters: Counters::default(),
+            final_scrape: FinalScrapeWatch::default(),
+            log: LogLimiter::new(ONCE_A_MINUTE),
+        }
+    }
+
+    pub(crate) fn stats(&self) -> EndpointStats {
+        self.counters
+            .snapshot(self.limits.max_connections, self.registry.len())
+    }
+}

@@ -1,0 +1,93 @@
+//! What the endpoint did to stay within its limits: counts a test or an
+//! operator can read ([`crate::PrometheusGuard::endpoint_stats`]), kept out
+//! of the exposition (which carries exactly OpenTelemetry's families).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The endpoint's connection counts since it started.
+///
+/// ```
+/// let guard = gym_metrics_prom::PrometheusBuilder::new()
+///     .with_http_listener(([127, 0, 0, 1], 0))
+///     .install()?;
+/// let stats = guard.endpoint_stats();
+/// assert!(stats.max_connections >= 1);
+/// assert_eq!(stats.evicted, 0);
+/// # Ok::<(), gym_metrics_prom::BuildError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EndpointStats {
+    /// The most connections held at once: a quarter of the process's
+    /// descriptor limit at start-up, less the endpoint's own 4, within 1..=512.
+    pub max_connections: usize,
+    /// Connections open now.
+    pub open_connections: usize,
+    /// Connections accepted (refused ones included).
+    pub accepted: u64,
+    /// Idle connections closed to make room for a new one at the cap.
+    pub evicted: u64,
+    /// New connections closed at once: at the cap, every open one was
+    /// answering a request.
+    pub refused: u64,
+    /// Connections closed after 10 s without a request in progress.
+    pub idle_timeouts: u64,
+    /// Connections closed after a response write accepted no byte for 10 s.
+    pub write_timeouts: u64,
+    /// Failed `accept` calls (out of descriptors, aborted handshakes).
+    pub accept_errors: u64,
+}
+
+/// The counters behind [`EndpointStats`], bumped on the endpoint's thread.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    accepted: AtomicU64,
+    evicted: AtomicU64,
+    refused: AtomicU64,
+    idle_timeouts: AtomicU64,
+    write_timeouts: AtomicU64,
+    accept_errors: AtomicU64,
+}
+
+/// One of the counted events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Event {
+    Accepted,
+    Evicted,
+    Refused,
+    IdleTimeout,
+    WriteTimeout,
+    AcceptError,
+}
+
+impl Counters {
+    pub(crate) fn count(&self, event: Event) {
+        let counter = match event {
+            Event::Accepted => &self.accepted,
+            Event::Evicted => &self.evicted,
+            Event::Refused => &self.refused,
+            Event::IdleTimeout => &self.idle_timeouts,
+            Event::WriteTimeout => &self.write_timeouts,
+            Event::AcceptError => &self.accept_errors,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn snapshot(
+        &self,
+        max_connections: usize,
+        open_connections: usize,
+    ) -> EndpointStats {
+        let read = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        EndpointStats {
+            max_connections,
+            open_connections,
+            accepted: read(&self.accepted),
+            evicted: read(&self.evicted),
+            refused: read(&self.refused),
+            idle_timeouts: read(&self.idle_timeouts),
+            write_timeouts: read(&self.write_timeouts),
+            accept_errors: read(&self.accept_errors),
+        }
+    }
+}

@@ -20,6 +20,7 @@ use prometheus::proto::{
 };
 
 use crate::exposition::{TARGET_INFO_HELP, TARGET_INFO_NAME};
+use crate::fleet_gauge::FleetGauge;
 use crate::gym_metrics::GymMetrics;
 use crate::http_histogram::HttpServerHistogram;
 use crate::naming::prometheus_name;
@@ -190,10 +191,8 @@ impl Collector for GymCollector {
         }
         families.push(self.counter(&VERIFY_COMPLETED, counts.completed));
         families.push(self.counter(&VERIFY_SUCCEEDED, counts.succeeded));
-        if m.role.is_orchestrator() {
-            if let Some(servers) = m.servers_active.get() {
-                families.push(self.gauge(&SERVERS_ACTIVE, servers as f64));
-            }
+        if let Some(servers) = m.servers_active.as_ref().and_then(FleetGauge::get) {
+            families.push(self.gauge(&SERVERS_ACTIVE, servers as f64));
         }
         families.extend(self.http_server(&m.http_server_duration));
         families

@@ -20,6 +20,7 @@ use gym_metrics_api::catalogue::{
 };
 use gym_metrics_api::{Instrument, VerifyCounts};
 
+use crate::fleet_gauge::FleetGauge;
 use crate::gym_metrics::GymMetrics;
 use crate::http_histogram::HttpSeriesKey;
 use crate::naming::prometheus_name;
@@ -93,11 +94,7 @@ impl Readings {
         // One pass over the verify shards gives the histogram, both counters
         // and the rate, all from the same instant.
         let verifications = m.verify_duration.snapshot();
-        let servers_active = if m.role.is_orchestrator() {
-            m.servers_active.get()
-        } else {
-            None
-        };
+        let servers_active = m.servers_active.as_ref().and_then(FleetGauge::get);
         let mut http: Vec<_> = m
             .http_server_duration
             .snapshot()

@@ -87,12 +87,14 @@ impl TextFormat {
 /// itself while `f64` holds it exactly.
 pub(crate) fn push_count(out: &mut String, count: u64) {
     const EXACT: u64 = 1 << f64::MANTISSA_DIGITS;
-    // Writing into a String cannot fail.
-    let _ = if count <= EXACT {
-        write!(out, "{count}")
+    if count <= EXACT {
+        // The same digits as `{count}`, without a trip through the
+        // formatting machinery: a scrape writes one count per bucket.
+        out.push_str(itoa::Buffer::new().format(count));
     } else {
-        write!(out, "{}", count as f64)
-    };
+        // Writing into a String cannot fail.
+        let _ = write!(out, "{}", count as f64);
+    }
 }
 
 /// Appends `s` with `\` and newlines escaped, and `"` when `quotes`.
@@ -167,6 +169,22 @@ mod tests {
             out,
             format!("{} +Inf 250.5 4 {}", f64::INFINITY, u64::MAX as f64)
         );
+    }
+
+    #[test]
+    fn counts_are_their_digits_while_f64_holds_them_then_the_f64() {
+        const EXACT: u64 = 1 << f64::MANTISSA_DIGITS;
+        let written = |n| {
+            let mut out = String::new();
+            push_count(&mut out, n);
+            out
+        };
+        let edges = [0, 9, 10, 99, 100, u64::from(u32::MAX), EXACT - 1, EXACT];
+        for n in edges {
+            assert_eq!(written(n), n.to_string());
+        }
+        // 2^53 + 1 has no f64: the encoders wrote the nearest one.
+        assert_eq!(written(EXACT + 1), "9007199254740992");
     }
 
     #[test]

@@ -99,14 +99,21 @@ pub(crate) fn push_count(out: &mut String, count: u64) {
 
 /// Appends `s` with `\` and newlines escaped, and `"` when `quotes`.
 pub(crate) fn push_escaped(out: &mut String, s: &str, quotes: bool) {
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '"' if quotes => out.push_str("\\\""),
-            c => out.push(c),
-        }
+    let escaped = |b: u8| b == b'\\' || b == b'\n' || (quotes && b == b'"');
+    let mut rest = s;
+    // Runs between escapes are copied whole: most values have none, and a
+    // scrape writes every series' label values on each of its lines. The
+    // escaped characters are ASCII, so each split falls on a char boundary.
+    while let Some(at) = rest.bytes().position(escaped) {
+        out.push_str(&rest[..at]);
+        out.push_str(match rest.as_bytes()[at] {
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            _ => "\\\"",
+        });
+        rest = &rest[at + 1..];
     }
+    out.push_str(rest);
 }
 
 /// Appends `name="value"` pairs, each followed by `,`, values escaped.
@@ -185,6 +192,20 @@ mod tests {
         }
         // 2^53 + 1 has no f64: the encoders wrote the nearest one.
         assert_eq!(written(EXACT + 1), "9007199254740992");
+    }
+
+    #[test]
+    fn escapes_each_special_character_and_copies_the_rest() {
+        let escaped = |s: &str, quotes| {
+            let mut out = String::from(">");
+            push_escaped(&mut out, s, quotes);
+            out
+        };
+        let s = "\\ä\"\n\n東\"";
+        assert_eq!(escaped(s, true), ">\\\\ä\\\"\\n\\n東\\\"");
+        assert_eq!(escaped(s, false), ">\\\\ä\"\\n\\n東\"");
+        assert_eq!(escaped("plain", true), ">plain");
+        assert_eq!(escaped("", true), ">");
     }
 
     #[test]

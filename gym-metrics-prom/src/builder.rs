@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use gym_metrics_api::{Boundaries, BoundariesError, Installation, Role};
 
-use crate::collector::GymCollector;
 use crate::endpoint::Endpoint;
 use crate::env_config::EnvConfig;
 use crate::error::{BuildError, ConfigError};
 use crate::exposition::Exposition;
+use crate::families::Families;
 use crate::guard::PrometheusGuard;
 use crate::gym_metrics::GymMetrics;
 use crate::handle::PrometheusHandle;
@@ -189,11 +189,10 @@ impl PrometheusBuilder {
             &self.resource_attributes,
         );
         let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries));
-        let exposition = Exposition::new(Arc::clone(&metrics), &resource);
-        let collector = GymCollector::new(Arc::clone(&metrics), &resource);
+        let families = Families::new(Arc::clone(&metrics), &resource);
         Ok((
             PrometheusRecorder::new(metrics),
-            PrometheusHandle::new(exposition, collector),
+            PrometheusHandle::new(Exposition::new(Arc::new(families))),
         ))
     }
 

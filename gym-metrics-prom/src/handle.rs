@@ -32,16 +32,14 @@ pub const OPENMETRICS_CONTENT_TYPE: &str = crate::text_format::OPENMETRICS_CONTE
 /// ```
 #[derive(Clone, Debug)]
 pub struct PrometheusHandle {
-    exposition: Arc<Exposition>,
     // Shared: the endpoint clones the handle for every connection.
-    collector: Arc<GymCollector>,
+    exposition: Arc<Exposition>,
 }
 
 impl PrometheusHandle {
-    pub(crate) fn new(exposition: Exposition, collector: GymCollector) -> Self {
+    pub(crate) fn new(exposition: Exposition) -> Self {
         Self {
             exposition: Arc::new(exposition),
-            collector: Arc::new(collector),
         }
     }
 
@@ -58,7 +56,7 @@ impl PrometheusHandle {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn collector(&self) -> GymCollector {
-        GymCollector::clone(&self.collector)
+        GymCollector::new(Arc::clone(self.exposition.families()))
     }
 
     /// The Prometheus text format 0.0.4 exposition (see [`TEXT_CONTENT_TYPE`]).

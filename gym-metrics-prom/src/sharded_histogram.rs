@@ -82,7 +82,7 @@ impl Shard {
 /// use gym_metrics_prom::HistogramSnapshot;
 /// let s = HistogramSnapshot { bucket_counts: vec![1, 0, 2], sum: 12.5, successes: 2 };
 /// assert_eq!(s.count(), 3);
-/// assert_eq!(s.cumulative_counts(), vec![1, 1, 3]);
+/// assert_eq!(s.cumulative_counts().collect::<Vec<_>>(), [1, 1, 3]);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistogramSnapshot {
@@ -112,17 +112,13 @@ impl HistogramSnapshot {
     ///
     /// ```
     /// let s = gym_metrics_prom::HistogramSnapshot { bucket_counts: vec![2, 3], sum: 0.0, successes: 0 };
-    /// assert_eq!(s.cumulative_counts(), vec![2, 5]);
+    /// assert_eq!(s.cumulative_counts().collect::<Vec<_>>(), [2, 5]);
     /// ```
-    pub fn cumulative_counts(&self) -> Vec<u64> {
-        let mut total = 0u64;
-        self.bucket_counts
-            .iter()
-            .map(|&c| {
-                total = total.wrapping_add(c);
-                total
-            })
-            .collect()
+    pub fn cumulative_counts(&self) -> impl Iterator<Item = u64> + '_ {
+        self.bucket_counts.iter().scan(0u64, |total, &c| {
+            *total = total.wrapping_add(c);
+            Some(*total)
+        })
     }
 }
 

@@ -6,6 +6,8 @@
 
 use std::fmt::Write;
 
+use crate::families::Kind;
+
 /// The `Content-Type` of an OpenMetrics 1.0 exposition.
 pub(crate) const OPENMETRICS_CONTENT_TYPE: &str =
     "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -17,24 +19,6 @@ pub(crate) enum TextFormat {
     Prometheus,
     /// OpenMetrics 1.0 text.
     OpenMetrics,
-}
-
-/// The type of a metric family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Counter,
-    Gauge,
-    Histogram,
-}
-
-impl Kind {
-    fn word(self) -> &'static str {
-        match self {
-            Kind::Counter => "counter",
-            Kind::Gauge => "gauge",
-            Kind::Histogram => "histogram",
-        }
-    }
 }
 
 impl TextFormat {
@@ -64,6 +48,9 @@ impl TextFormat {
     }
 
     /// Appends a sample value.
+    // Inlined into the writer's loops, as `push_label_pairs`: out of line,
+    // the calls alone cost a render about 2% (callgrind).
+    #[inline(always)]
     pub(crate) fn push_value(self, out: &mut String, v: f64) {
         match self {
             TextFormat::OpenMetrics if v == f64::INFINITY => out.push_str("+Inf"),
@@ -117,6 +104,8 @@ pub(crate) fn push_escaped(out: &mut String, s: &str, quotes: bool) {
 }
 
 /// Appends `name="value"` pairs, each followed by `,`, values escaped.
+// An HTTP series calls this on each of its lines: inlined (see `push_value`).
+#[inline(always)]
 pub(crate) fn push_label_pairs<'a>(
     out: &mut String,
     labels: impl IntoIterator<Item = (&'a str, &'a str)>,

@@ -35,7 +35,8 @@ impl Exposition {
         }
     }
 
-    /// The families this exposition writes.
+    /// The families this exposition writes (the collector's too).
+    #[cfg(feature = "prometheus-collector")]
     pub(crate) fn families(&self) -> &Arc<Families> {
         &self.families
     }

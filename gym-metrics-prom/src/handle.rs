@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "prometheus-collector")]
 use crate::collector::GymCollector;
 use crate::exposition::Exposition;
 use crate::text_format::TextFormat;
@@ -55,6 +56,7 @@ impl PrometheusHandle {
     /// assert!(registry.gather().iter().any(|f| f.name() == "target_info"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[cfg(feature = "prometheus-collector")]
     pub fn collector(&self) -> GymCollector {
         GymCollector::new(Arc::clone(self.exposition.families()))
     }

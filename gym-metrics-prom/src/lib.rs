@@ -106,7 +106,5 @@ pub use collector::GymCollector;
 pub use error::{BuildError, ConfigError};
 pub use guard::PrometheusGuard;
 pub use handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
-pub use naming::{prometheus_name, sanitize_label_name};
 pub use recorder::PrometheusRecorder;
 pub use scope::{SCOPE_NAME, SCOPE_VERSION};
-pub use sharded_histogram::{HistogramSnapshot, ShardedHistogram};

@@ -59,6 +59,20 @@ impl Role {
         matches!(self, Role::Orchestrator)
     }
 
+    /// THE role rule: only the orchestrator writes `gym.servers.active`
+    /// (it launched the fleet, so it alone knows the fleet size). Every
+    /// decision about the fleet size asks this one method; a backend asks it
+    /// once, when it is built, whether to have a fleet gauge at all.
+    ///
+    /// ```
+    /// use gym_metrics_api::Role;
+    /// assert!(Role::orchestrator().writes_fleet_size());
+    /// assert!(!Role::server("math-verifier-0", "resources").writes_fleet_size());
+    /// ```
+    pub fn writes_fleet_size(&self) -> bool {
+        self.is_orchestrator()
+    }
+
     /// `orchestrator` or `server`: the value of the `gym.role` resource attribute.
     ///
     /// ```

@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use gym_metrics_api::{Boundaries, BoundariesError, Installation, Role};
 
-use crate::collector::GymCollector;
 use crate::endpoint::Endpoint;
 use crate::env_config::EnvConfig;
 use crate::error::{BuildError, ConfigError};
 use crate::exposition::Exposition;
+use crate::families::Families;
 use crate::guard::PrometheusGuard;
 use crate::gym_metrics::GymMetrics;
 use crate::handle::PrometheusHandle;
@@ -217,11 +217,10 @@ impl PrometheusBuilder {
             &self.resource_attributes,
         );
         let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries));
-        let exposition = Exposition::new(Arc::clone(&metrics), &resource);
-        let collector = GymCollector::new(Arc::clone(&metrics), &resource);
+        let families = Families::new(Arc::clone(&metrics), &resource);
         Ok((
             PrometheusRecorder::new(metrics),
-            PrometheusHandle::new(exposition, collector),
+            PrometheusHandle::new(Exposition::new(Arc::new(families))),
         ))
     }
 

@@ -14,7 +14,9 @@ pub(crate) struct GymMetrics {
     pub(crate) rollout_duration: ShardedHistogram,
     /// Also the verify tally: its count is `completed`, its successes `succeeded`.
     pub(crate) verify_duration: ShardedHistogram,
-    pub(crate) servers_active: FleetGauge,
+    /// `gym.servers.active`: present only when the role writes the fleet size
+    /// (decided here, at build), so nothing downstream checks the role.
+    pub(crate) servers_active: Option<FleetGauge>,
     /// `http.server.request.duration`, one series per attribute tuple.
     pub(crate) http_server_duration: HttpServerHistogram,
 }
@@ -22,11 +24,11 @@ pub(crate) struct GymMetrics {
 impl GymMetrics {
     pub(crate) fn new(role: Role, boundaries: Boundaries) -> Self {
         Self {
-            role,
             rollout_duration: ShardedHistogram::new(boundaries.clone()),
             verify_duration: ShardedHistogram::new(boundaries),
-            servers_active: FleetGauge::new(),
+            servers_active: role.writes_fleet_size().then(FleetGauge::new),
             http_server_duration: HttpServerHistogram::new(),
+            role,
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "prometheus-collector")]
 use crate::collector::GymCollector;
 use crate::exposition::Exposition;
 use crate::text_format::TextFormat;
@@ -32,16 +33,14 @@ pub const OPENMETRICS_CONTENT_TYPE: &str = crate::text_format::OPENMETRICS_CONTE
 /// ```
 #[derive(Clone, Debug)]
 pub struct PrometheusHandle {
-    exposition: Arc<Exposition>,
     // Shared: the endpoint clones the handle for every connection.
-    collector: Arc<GymCollector>,
+    exposition: Arc<Exposition>,
 }
 
 impl PrometheusHandle {
-    pub(crate) fn new(exposition: Exposition, collector: GymCollector) -> Self {
+    pub(crate) fn new(exposition: Exposition) -> Self {
         Self {
             exposition: Arc::new(exposition),
-            collector: Arc::new(collector),
         }
     }
 
@@ -57,8 +56,9 @@ impl PrometheusHandle {
     /// assert!(registry.gather().iter().any(|f| f.name() == "target_info"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[cfg(feature = "prometheus-collector")]
     pub fn collector(&self) -> GymCollector {
-        GymCollector::clone(&self.collector)
+        GymCollector::new(Arc::clone(self.exposition.families()))
     }
 
     /// The Prometheus text format 0.0.4 exposition (see [`TEXT_CONTENT_TYPE`]).

@@ -61,26 +61,30 @@
 //! proves the text is byte for byte what `opentelemetry-prometheus` 0.33
 //! renders for the same recordings.
 //!
-//! The `prometheus` crate's registry and `TextEncoder` define that text:
-//! [`PrometheusHandle::collector`] hands the gym families to a
-//! `prometheus::Registry` (an application that already serves one registers
-//! it there), and the same test holds `TextEncoder` over it byte for byte
-//! equal to [`PrometheusHandle::render`]. The handle itself writes the text
-//! straight from the shard sums, with every constant part (HELP and TYPE
-//! lines, label sets, `target_info`) rendered once at build time: building
-//! the families and encoding them costs about three times
-//! `prometheus-client`'s whole encoder, the direct writer about a quarter.
+//! One model of the families (names, HELP, TYPE, labels, and when each
+//! appears), built with the recorder, drives both ways out. The handle writes
+//! the text straight from the shard sums, with every constant part (HELP and
+//! TYPE lines, label sets, `target_info`) rendered once at build time:
+//! building `prometheus` crate families and encoding them with its
+//! `TextEncoder` costs about three times `prometheus-client`'s whole
+//! encoder, the direct writer about a quarter. With the feature
+//! `prometheus-collector` (off by default), `PrometheusHandle::collector`
+//! hands the same families to a `prometheus::Registry`, for an application
+//! that already serves one; the same test holds `TextEncoder` over it byte
+//! for byte equal to [`PrometheusHandle::render`].
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod bucket_search;
 mod builder;
+#[cfg(feature = "prometheus-collector")]
 mod collector;
 mod endpoint;
 mod env_config;
 mod error;
 mod exposition;
+mod families;
 mod fleet_gauge;
 mod guard;
 mod gym_metrics;
@@ -89,6 +93,7 @@ mod http_histogram;
 mod listen_address;
 mod naming;
 mod nanos;
+mod readings;
 mod recorder;
 mod resource;
 mod scope;
@@ -96,12 +101,11 @@ mod sharded_histogram;
 mod text_format;
 
 pub use builder::PrometheusBuilder;
+#[cfg(feature = "prometheus-collector")]
 pub use collector::GymCollector;
 pub use endpoint::{EndpointStats, FinalScrape};
 pub use error::{BuildError, ConfigError};
 pub use guard::PrometheusGuard;
 pub use handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
-pub use naming::{prometheus_name, sanitize_label_name};
 pub use recorder::PrometheusRecorder;
 pub use scope::{SCOPE_NAME, SCOPE_VERSION};
-pub use sharded_histogram::{HistogramSnapshot, ShardedHistogram};

@@ -6,15 +6,7 @@
 use gym_metrics_api::{Instrument, InstrumentKind};
 
 /// The Prometheus family name OpenTelemetry's exporter gives `instrument`.
-///
-/// ```
-/// use gym_metrics_api::catalogue;
-/// use gym_metrics_prom::prometheus_name;
-/// assert_eq!(prometheus_name(&catalogue::ROLLOUT_DURATION), "gym_rollout_duration_ms_milliseconds");
-/// assert_eq!(prometheus_name(&catalogue::VERIFY_COMPLETED), "gym_verify_completed_total");
-/// assert_eq!(prometheus_name(&catalogue::SERVERS_ACTIVE), "gym_servers_active");
-/// ```
-pub fn prometheus_name(instrument: &Instrument) -> String {
+pub(crate) fn prometheus_name(instrument: &Instrument) -> String {
     let mut name = sanitize_metric_name(instrument.name);
     if let Some(word) = instrument.unit.and_then(unit_word) {
         name.push('_');
@@ -44,11 +36,7 @@ fn sanitize_metric_name(name: &str) -> String {
 }
 
 /// Replaces every character a Prometheus label name cannot hold with `_`.
-///
-/// ```
-/// assert_eq!(gym_metrics_prom::sanitize_label_name("service.name"), "service_name");
-/// ```
-pub fn sanitize_label_name(key: &str) -> String {
+pub(crate) fn sanitize_label_name(key: &str) -> String {
     key.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == ':' {

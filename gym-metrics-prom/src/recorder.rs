@@ -61,14 +61,38 @@ impl Recorder for PrometheusRecorder {
 
     #[inline]
     fn record_active_servers(&self, count: u64) {
-        // The facade forwards this for an orchestrator only; ignore it otherwise too.
-        if self.metrics.role.is_orchestrator() {
-            self.metrics.servers_active.set(count);
+        // Only a role that writes the fleet size was built with the gauge.
+        if let Some(gauge) = &self.metrics.servers_active {
+            gauge.set(count);
         }
     }
 
     #[inline]
     fn record_http_server_request(&self, request: &HttpServerRequest) {
         self.metrics.http_server_duration.record(request);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use gym_metrics_api::{Recorder, Role};
+
+    use crate::PrometheusBuilder;
+
+    fn fleet_line_after_writing(role: Role) -> Option<String> {
+        let (recorder, handle) = PrometheusBuilder::new().role(role).build().unwrap();
+        // Straight to the recorder, past the facade's own check.
+        recorder.record_active_servers(4);
+        let text = handle.render();
+        text.lines()
+            .find(|l| l.starts_with("gym_servers_active{"))
+            .map(str::to_string)
+    }
+
+    #[test]
+    fn only_a_role_that_writes_the_fleet_size_has_a_fleet_gauge() {
+        let line = fleet_line_after_writing(Role::orchestrator()).unwrap();
+        assert!(line.ends_with("} 4"), "{line}");
+        assert_eq!(fleet_line_after_writing(Role::server("s-0", "agent")), None);
     }
 }

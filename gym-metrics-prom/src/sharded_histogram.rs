@@ -77,70 +77,36 @@ impl Shard {
 }
 
 /// A point-in-time reading of a [`ShardedHistogram`].
-///
-/// ```
-/// use gym_metrics_prom::HistogramSnapshot;
-/// let s = HistogramSnapshot { bucket_counts: vec![1, 0, 2], sum: 12.5, successes: 2 };
-/// assert_eq!(s.count(), 3);
-/// assert_eq!(s.cumulative_counts(), vec![1, 1, 3]);
-/// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct HistogramSnapshot {
+pub(crate) struct HistogramSnapshot {
     /// Per-bucket (non-cumulative) counts; the last entry is the `+Inf` bucket.
-    pub bucket_counts: Vec<u64>,
+    pub(crate) bucket_counts: Vec<u64>,
     /// Sum of every recorded value.
-    pub sum: f64,
+    pub(crate) sum: f64,
     /// Values recorded with [`ShardedHistogram::record_outcome`] as successes;
     /// never more than [`HistogramSnapshot::count`].
-    pub successes: u64,
+    pub(crate) successes: u64,
 }
 
 impl HistogramSnapshot {
     /// Number of recorded values: the sum of the bucket counts.
-    ///
-    /// ```
-    /// let s = gym_metrics_prom::HistogramSnapshot { bucket_counts: vec![2, 3], sum: 0.0, successes: 0 };
-    /// assert_eq!(s.count(), 5);
-    /// ```
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.bucket_counts
             .iter()
             .fold(0u64, |a, &c| a.wrapping_add(c))
     }
 
     /// Running totals, as Prometheus' `le` buckets carry them.
-    ///
-    /// ```
-    /// let s = gym_metrics_prom::HistogramSnapshot { bucket_counts: vec![2, 3], sum: 0.0, successes: 0 };
-    /// assert_eq!(s.cumulative_counts(), vec![2, 5]);
-    /// ```
-    pub fn cumulative_counts(&self) -> Vec<u64> {
-        let mut total = 0u64;
-        self.bucket_counts
-            .iter()
-            .map(|&c| {
-                total = total.wrapping_add(c);
-                total
-            })
-            .collect()
+    pub(crate) fn cumulative_counts(&self) -> impl Iterator<Item = u64> + '_ {
+        self.bucket_counts.iter().scan(0u64, |total, &c| {
+            *total = total.wrapping_add(c);
+            Some(*total)
+        })
     }
 }
 
 /// A fixed-boundary histogram sharded per recording thread.
-///
-/// ```
-/// use gym_metrics_api::Boundaries;
-/// use gym_metrics_prom::ShardedHistogram;
-/// let h = ShardedHistogram::new(Boundaries::new(vec![100.0, 1000.0])?);
-/// h.record(40.0);
-/// h.record(100.0); // le is inclusive
-/// h.record(5000.0);
-/// let s = h.snapshot();
-/// assert_eq!(s.bucket_counts, vec![2, 0, 1]);
-/// assert_eq!((s.count(), s.sum), (3, 5140.0));
-/// # Ok::<(), gym_metrics_api::BoundariesError>(())
-/// ```
-pub struct ShardedHistogram {
+pub(crate) struct ShardedHistogram {
     boundaries: Boundaries,
     search: BucketSearch,
     shards: ThreadLocal<Shard>,
@@ -148,12 +114,7 @@ pub struct ShardedHistogram {
 
 impl ShardedHistogram {
     /// An empty histogram with these upper bounds (plus the implicit `+Inf`).
-    ///
-    /// ```
-    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
-    /// assert_eq!(h.snapshot().count(), 0);
-    /// ```
-    pub fn new(boundaries: Boundaries) -> Self {
+    pub(crate) fn new(boundaries: Boundaries) -> Self {
         Self {
             search: BucketSearch::new(boundaries.as_slice()),
             boundaries,
@@ -162,12 +123,7 @@ impl ShardedHistogram {
     }
 
     /// The upper bounds, without `+Inf`.
-    ///
-    /// ```
-    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
-    /// assert_eq!(h.boundaries().as_slice().len(), 15);
-    /// ```
-    pub fn boundaries(&self) -> &Boundaries {
+    pub(crate) fn boundaries(&self) -> &Boundaries {
         &self.boundaries
     }
 
@@ -175,15 +131,8 @@ impl ShardedHistogram {
     /// infinities and negatives are dropped: the facade never passes them).
     /// Only the calling thread writes its shard, so a relaxed load followed
     /// by a store cannot lose an update.
-    ///
-    /// ```
-    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
-    /// h.record(120.0);
-    /// h.record(f64::NAN); // dropped
-    /// assert_eq!((h.snapshot().count(), h.snapshot().sum), (1, 120.0));
-    /// ```
     #[inline]
-    pub fn record(&self, value_ms: f64) {
+    pub(crate) fn record(&self, value_ms: f64) {
         if let Some(nanos) = millis_nanos(value_ms) {
             self.record_in(self.shard(), nanos);
         }
@@ -191,44 +140,24 @@ impl ShardedHistogram {
 
     /// Records one measured duration: integer arithmetic only, no float on
     /// the way (the facade's `Duration` calls land here).
-    ///
-    /// ```
-    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
-    /// h.record_duration(std::time::Duration::from_micros(2_500));
-    /// assert_eq!(h.snapshot().sum, 2.5);
-    /// ```
     #[inline]
-    pub fn record_duration(&self, duration: Duration) {
+    pub(crate) fn record_duration(&self, duration: Duration) {
         self.record_in(self.shard(), duration_nanos(duration));
     }
 
     /// Records one value in milliseconds and its outcome: the success count
     /// lives in the same shard, so a verification costs one shard lookup, not
     /// two, and a scrape reads count and successes from one consistent pass.
-    ///
-    /// ```
-    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
-    /// h.record_outcome(40.0, true);
-    /// h.record_outcome(8000.0, false);
-    /// let s = h.snapshot();
-    /// assert_eq!((s.count(), s.successes), (2, 1));
-    /// ```
     #[inline]
-    pub fn record_outcome(&self, value_ms: f64, succeeded: bool) {
+    pub(crate) fn record_outcome(&self, value_ms: f64, succeeded: bool) {
         if let Some(nanos) = millis_nanos(value_ms) {
             self.record_outcome_in(nanos, succeeded);
         }
     }
 
     /// [`ShardedHistogram::record_outcome`] for a measured duration.
-    ///
-    /// ```
-    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
-    /// h.record_duration_outcome(std::time::Duration::from_millis(40), true);
-    /// assert_eq!(h.snapshot().successes, 1);
-    /// ```
     #[inline]
-    pub fn record_duration_outcome(&self, duration: Duration, succeeded: bool) {
+    pub(crate) fn record_duration_outcome(&self, duration: Duration, succeeded: bool) {
         self.record_outcome_in(duration_nanos(duration), succeeded);
     }
 
@@ -294,13 +223,7 @@ impl ShardedHistogram {
     /// buckets, and its buckets before its sum, so `successes <= count` and
     /// the sum covers at least every counted value. The sum is reported in
     /// milliseconds.
-    ///
-    /// ```
-    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
-    /// std::thread::scope(|s| { s.spawn(|| h.record(1.0)); s.spawn(|| h.record(2.0)); });
-    /// assert_eq!(h.snapshot().count(), 2);
-    /// ```
-    pub fn snapshot(&self) -> HistogramSnapshot {
+    pub(crate) fn snapshot(&self) -> HistogramSnapshot {
         let buckets = self.boundaries.as_slice().len() + 1;
         let mut bucket_counts = vec![0u64; buckets];
         let mut successes = 0u64;
@@ -339,6 +262,36 @@ mod sharded_histogram_loom;
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    // What the doc examples showed while these types were public.
+    #[test]
+    fn le_is_inclusive_and_snapshots_count_sum_and_accumulate() {
+        let h = ShardedHistogram::new(Boundaries::new(vec![100.0, 1000.0]).unwrap());
+        assert_eq!(h.snapshot().count(), 0);
+        h.record(40.0);
+        h.record(100.0);
+        h.record(5000.0);
+        let s = h.snapshot();
+        assert_eq!(s.bucket_counts, [2, 0, 1]);
+        assert_eq!((s.count(), s.sum), (3, 5140.0));
+        assert_eq!(s.cumulative_counts().collect::<Vec<_>>(), [2, 2, 3]);
+        let d = ShardedHistogram::new(Boundaries::default());
+        assert_eq!(d.boundaries().as_slice().len(), 15);
+    }
+
+    #[test]
+    fn values_durations_and_outcomes_land_alike_and_nan_is_dropped() {
+        let h = ShardedHistogram::new(Boundaries::default());
+        h.record(120.0);
+        h.record(f64::NAN);
+        h.record_duration(Duration::from_micros(2_500));
+        h.record_outcome(40.0, true);
+        h.record_outcome(8000.0, false);
+        h.record_duration_outcome(Duration::from_millis(40), true);
+        let s = h.snapshot();
+        assert_eq!((s.count(), s.successes), (5, 2));
+        assert_eq!(s.sum, 120.0 + 2.5 + 40.0 + 8000.0 + 40.0);
+    }
 
     #[test]
     fn exact_across_threads_and_thread_churn() {

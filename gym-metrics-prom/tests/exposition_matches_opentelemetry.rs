@@ -2,7 +2,9 @@
 //! `opentelemetry-prometheus` 0.33 renders over `opentelemetry_sdk` 0.33:
 //! families, TYPE, HELP, label sets (scope labels, `le`, `target_info`) and values.
 //! And our families collected through the `prometheus` crate's registry and
-//! `TextEncoder` (`PrometheusHandle::collector`) are byte for byte our render.
+//! `TextEncoder` (`PrometheusHandle::collector`, feature `prometheus-collector`,
+//! which this crate's dev-dependency on itself turns on for every test build)
+//! are byte for byte our render.
 
 mod common;
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use criterion::Criterion;
 use gym_bench::scrape_families::{
     prometheus_client_registry, prometheus_registry, rollout_records, target_info_labels,
-    Recordings,
+    FamilyNames, Recordings,
 };
 use gym_bench::{harness, Figure, Mode, Output, Table};
 use gym_metrics_api::Recorder;
@@ -40,9 +40,10 @@ fn render_cost(mode: Mode, c: &mut Criterion, out: &mut Output) {
     let ours = handle.render();
     let labels = target_info_labels(&ours);
     assert!(!labels.is_empty(), "{ours}");
-    let prometheus =
-        prometheus_registry(&recordings, &labels).expect("building the prometheus registry");
-    let client = prometheus_client_registry(&recordings, &labels);
+    let names = FamilyNames::read(&ours).expect("our exposition names every family");
+    let prometheus = prometheus_registry(&recordings, &names, &labels)
+        .expect("building the prometheus registry");
+    let client = prometheus_client_registry(&recordings, &names, &labels);
     let render_prometheus = || {
         let mut text = String::new();
         prometheus::TextEncoder::new()

@@ -5,7 +5,8 @@
 use gym_metrics_api::catalogue::{
     ROLLOUT_DURATION, VERIFY_COMPLETED, VERIFY_DURATION, VERIFY_SUCCEEDED, VERIFY_SUCCESS_RATE,
 };
-use gym_metrics_prom::{prometheus_name, SCOPE_NAME, SCOPE_VERSION};
+use gym_metrics_api::Instrument;
+use gym_metrics_prom::{SCOPE_NAME, SCOPE_VERSION};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
@@ -48,6 +49,51 @@ pub fn rollout_records(exposition: &str) -> Option<u64> {
         .and_then(|n| n.parse().ok())
 }
 
+/// The family names of a rendered exposition, found by each instrument's
+/// HELP text, so the peers' families are named exactly as ours (the naming
+/// rule stays inside gym-metrics-prom).
+#[derive(Debug, Clone)]
+pub struct FamilyNames {
+    rollout: String,
+    verify: String,
+    success_rate: String,
+    completed: String,
+    succeeded: String,
+}
+
+impl FamilyNames {
+    /// Reads the names from `exposition`.
+    ///
+    /// # Errors
+    /// The description of the first instrument without a HELP line.
+    ///
+    /// ```
+    /// let text = "# HELP gym_rollout_duration_ms_milliseconds Rollout collection duration in milliseconds.\n";
+    /// assert!(gym_bench::scrape_families::FamilyNames::read(text)
+    ///     .unwrap_err()
+    ///     .contains("Verification endpoint duration"));
+    /// ```
+    pub fn read(exposition: &str) -> Result<Self, String> {
+        let name = |instrument: &Instrument| {
+            exposition
+                .lines()
+                .filter_map(|l| l.strip_prefix("# HELP "))
+                .find_map(|l| {
+                    let (name, help) = l.split_once(' ')?;
+                    (help == instrument.description).then(|| name.to_string())
+                })
+                .ok_or_else(|| format!("no family with HELP {:?}", instrument.description))
+        };
+        Ok(Self {
+            rollout: name(&ROLLOUT_DURATION)?,
+            verify: name(&VERIFY_DURATION)?,
+            success_rate: name(&VERIFY_SUCCESS_RATE)?,
+            completed: name(&VERIFY_COMPLETED)?,
+            succeeded: name(&VERIFY_SUCCEEDED)?,
+        })
+    }
+}
+
 /// The `target_info` labels of a rendered exposition, so the peers carry
 /// exactly the same resource labels.
 pub fn target_info_labels(exposition: &str) -> Vec<(String, String)> {
@@ -82,26 +128,27 @@ fn scope_labels() -> Vec<(String, String)> {
 /// Only if `prometheus` refuses a family (a bug here).
 pub fn prometheus_registry(
     recordings: &Recordings,
+    names: &FamilyNames,
     target_info: &[(String, String)],
 ) -> prometheus::Result<prometheus::Registry> {
     use prometheus::{Counter as PCounter, Gauge as PGauge, Histogram as PHistogram, Opts};
     let registry = prometheus::Registry::new();
     let scope: std::collections::HashMap<String, String> = scope_labels().into_iter().collect();
-    let histogram = |instrument: &gym_metrics_api::Instrument| {
+    let histogram = |name: &str, instrument: &Instrument| {
         PHistogram::with_opts(
-            prometheus::HistogramOpts::new(prometheus_name(instrument), instrument.description)
+            prometheus::HistogramOpts::new(name, instrument.description)
                 .const_labels(scope.clone())
                 .buckets(bounds()),
         )
     };
-    let rollout = histogram(&ROLLOUT_DURATION)?;
-    let verify = histogram(&VERIFY_DURATION)?;
-    let opts = |instrument: &gym_metrics_api::Instrument| {
-        Opts::new(prometheus_name(instrument), instrument.description).const_labels(scope.clone())
+    let rollout = histogram(&names.rollout, &ROLLOUT_DURATION)?;
+    let verify = histogram(&names.verify, &VERIFY_DURATION)?;
+    let opts = |name: &str, instrument: &Instrument| {
+        Opts::new(name, instrument.description).const_labels(scope.clone())
     };
-    let rate = PGauge::with_opts(opts(&VERIFY_SUCCESS_RATE))?;
-    let completed = PCounter::with_opts(opts(&VERIFY_COMPLETED))?;
-    let succeeded = PCounter::with_opts(opts(&VERIFY_SUCCEEDED))?;
+    let rate = PGauge::with_opts(opts(&names.success_rate, &VERIFY_SUCCESS_RATE))?;
+    let completed = PCounter::with_opts(opts(&names.completed, &VERIFY_COMPLETED))?;
+    let succeeded = PCounter::with_opts(opts(&names.succeeded, &VERIFY_SUCCEEDED))?;
     let info = PGauge::with_opts(
         Opts::new("target_info", "Target metadata")
             .const_labels(target_info.iter().cloned().collect()),
@@ -131,6 +178,7 @@ pub fn prometheus_registry(
 /// with `prometheus_client::encoding::text::encode`.
 pub fn prometheus_client_registry(
     recordings: &Recordings,
+    names: &FamilyNames,
     target_info: &[(String, String)],
 ) -> prometheus_client::registry::Registry {
     use prometheus_client::registry::Registry;
@@ -166,26 +214,21 @@ pub fn prometheus_client_registry(
     }
     rate.set(succeeded.get() as f64 / completed.get().max(1) as f64);
     // prometheus-client appends `_total` to counters itself.
-    let base =
-        |i: &gym_metrics_api::Instrument| prometheus_name(i).trim_end_matches("_total").to_string();
+    let base = |name: &str| name.trim_end_matches("_total").to_string();
+    scoped.register(base(&names.rollout), ROLLOUT_DURATION.description, rollout);
+    scoped.register(base(&names.verify), VERIFY_DURATION.description, verify);
     scoped.register(
-        base(&ROLLOUT_DURATION),
-        ROLLOUT_DURATION.description,
-        rollout,
-    );
-    scoped.register(base(&VERIFY_DURATION), VERIFY_DURATION.description, verify);
-    scoped.register(
-        base(&VERIFY_SUCCESS_RATE),
+        base(&names.success_rate),
         VERIFY_SUCCESS_RATE.description,
         rate,
     );
     scoped.register(
-        base(&VERIFY_COMPLETED),
+        base(&names.completed),
         VERIFY_COMPLETED.description,
         completed,
     );
     scoped.register(
-        base(&VERIFY_SUCCEEDED),
+        base(&names.succeeded),
         VERIFY_SUCCEEDED.description,
         succeeded,
     );

@@ -58,7 +58,7 @@ pub fn enabled() -> bool {
 #[inline]
 pub fn record_rollout_duration(duration: Duration) {
     if let Some(r) = recorder() {
-        r.record_rollout_elapsed(duration);
+        r.record_rollout_duration(duration);
     }
 }
 
@@ -73,7 +73,7 @@ pub fn record_rollout_duration(duration: Duration) {
 pub fn record_rollout_duration_ms(duration_ms: f64) {
     if let Some(r) = recorder() {
         if let Some(ms) = bad_input::accept(duration_ms, catalogue::ROLLOUT_DURATION.name) {
-            r.record_rollout_duration(ms);
+            r.record_rollout_duration_ms(ms);
         }
     }
 }
@@ -87,7 +87,7 @@ pub fn record_rollout_duration_ms(duration_ms: f64) {
 #[inline]
 pub fn record_verify(duration: Duration, succeeded: bool) {
     if let Some(r) = recorder() {
-        r.record_verify_elapsed(duration, succeeded);
+        r.record_verify(duration, succeeded);
     }
 }
 
@@ -101,7 +101,7 @@ pub fn record_verify(duration: Duration, succeeded: bool) {
 pub fn record_verify_ms(duration_ms: f64, succeeded: bool) {
     if let Some(r) = recorder() {
         if let Some(ms) = bad_input::accept(duration_ms, catalogue::VERIFY_DURATION.name) {
-            r.record_verify(ms, succeeded);
+            r.record_verify_ms(ms, succeeded);
         }
     }
 }

@@ -16,10 +16,10 @@ impl Recorder for Spy {
     fn role(&self) -> &Role {
         &self.0
     }
-    fn record_rollout_duration(&self, _: f64) {
+    fn record_rollout_duration_ms(&self, _: f64) {
         CALLS.fetch_add(1, Ordering::SeqCst);
     }
-    fn record_verify(&self, _: f64, _: bool) {
+    fn record_verify_ms(&self, _: f64, _: bool) {
         CALLS.fetch_add(1, Ordering::SeqCst);
     }
     fn record_active_servers(&self, _: u64) {

@@ -41,7 +41,7 @@ const MAX_DURATION_MS: f64 = u64::MAX as f64 * 1_000.0;
 ///     .role(Role::orchestrator())
 ///     .exporter(MetricsExporter::None)
 ///     .build()?;
-/// recorder.record_verify(40.0, true);
+/// recorder.record_verify_ms(40.0, true);
 /// recorder.record_active_servers(4);
 /// guard.shutdown()?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -139,12 +139,12 @@ impl Recorder for OtelRecorder {
     }
 
     #[inline]
-    fn record_rollout_duration(&self, duration_ms: f64) {
+    fn record_rollout_duration_ms(&self, duration_ms: f64) {
         self.rollout.record(duration_ms.min(MAX_DURATION_MS), &[]);
     }
 
     #[inline]
-    fn record_verify(&self, duration_ms: f64, succeeded: bool) {
+    fn record_verify_ms(&self, duration_ms: f64, succeeded: bool) {
         self.verify.record(duration_ms.min(MAX_DURATION_MS), &[]);
         self.tally.record(succeeded);
     }

@@ -49,9 +49,9 @@ fn sixteen_threads_of_mixed_records_are_exact_and_every_export_is_consistent() {
             s.spawn(move || {
                 for i in 0..per_thread {
                     if i % 4 == 0 {
-                        recorder.record_rollout_duration(duration(t, i));
+                        recorder.record_rollout_duration_ms(duration(t, i));
                     } else {
-                        recorder.record_verify(duration(t, i), i % 3 != 0);
+                        recorder.record_verify_ms(duration(t, i), i % 3 != 0);
                     }
                 }
             });

@@ -51,7 +51,7 @@ fn grpc_totals_are_exact_after_the_collector_returns() {
     let mut rollouts = rollout_values();
     for i in 0..200 {
         let ms = 7.0 + f64::from(i % 20) * 900.0;
-        recorder.record_rollout_duration(ms);
+        recorder.record_rollout_duration_ms(ms);
         rollouts.push(ms);
     }
     std::thread::sleep(Duration::from_millis(800)); // exports fail meanwhile

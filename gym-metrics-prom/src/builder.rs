@@ -179,7 +179,7 @@ impl PrometheusBuilder {
     /// ```
     /// use gym_metrics_api::Recorder;
     /// let (recorder, handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;
-    /// recorder.record_verify(40.0, true);
+    /// recorder.record_verify_ms(40.0, true);
     /// assert!(handle.render().contains("gym_verify_success_rate{otel_scope_name=\"gym-metrics\""));
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```

@@ -41,7 +41,7 @@ use crate::sharded_histogram::{HistogramSnapshot, ShardedHistogram};
 /// use prometheus::{Encoder, Registry, TextEncoder};
 ///
 /// let (recorder, handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;
-/// recorder.record_rollout_duration(120.0);
+/// recorder.record_rollout_duration_ms(120.0);
 /// let registry = Registry::new();
 /// registry.register(Box::new(handle.collector()))?;
 /// let mut text = Vec::new();

@@ -136,8 +136,8 @@ fn huge_values_carry_the_sum_instead_of_overflowing() {
         for _ in 0..3 {
             s.spawn(|| {
                 for _ in 0..4 {
-                    recorder.record_rollout_duration(f64::MAX);
-                    recorder.record_verify(f64::MAX, true);
+                    recorder.record_rollout_duration_ms(f64::MAX);
+                    recorder.record_verify_ms(f64::MAX, true);
                 }
             });
         }

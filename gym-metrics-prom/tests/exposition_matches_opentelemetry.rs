@@ -105,8 +105,8 @@ fn ours(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
         .unwrap();
     for op in ops {
         match *op {
-            Op::Rollout(ms) => recorder.record_rollout_duration(ms),
-            Op::Verify(ms, ok) => recorder.record_verify(ms, ok),
+            Op::Rollout(ms) => recorder.record_rollout_duration_ms(ms),
+            Op::Verify(ms, ok) => recorder.record_verify_ms(ms, ok),
             // As the facade does: only an orchestrator's call reaches a recorder.
             Op::Servers(n) if role.is_orchestrator() => recorder.record_active_servers(n),
             Op::Servers(_) => {}

@@ -96,7 +96,7 @@ mod tests {
     fn handle() -> PrometheusHandle {
         use gym_metrics_api::Recorder;
         let (recorder, handle) = PrometheusBuilder::new().build().unwrap();
-        recorder.record_verify(40.0, true);
+        recorder.record_verify_ms(40.0, true);
         handle
     }
 

@@ -61,8 +61,8 @@ fn ours(t: &mut Table<'_>, sink: &OtlpSink) -> (u64, f64) {
         .build()
         .expect("building the otel pipeline");
     for i in 0..10_000u64 {
-        recorder.record_rollout_duration((i * 7919 % 4_000_000) as f64);
-        recorder.record_verify((i * 104_729 % 60_000) as f64, i % 4 != 0);
+        recorder.record_rollout_duration_ms((i * 7919 % 4_000_000) as f64);
+        recorder.record_verify_ms((i * 104_729 % 60_000) as f64, i % 4 != 0);
     }
     let figures = bench(t, "gym-metrics-otel", sink);
     guard.shutdown().expect("shutting the otel pipeline down");

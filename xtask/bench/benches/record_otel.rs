@@ -52,7 +52,7 @@ fn main() {
             });
             t.run(
                 "gym-metrics-otel OtelRecorder direct, rollout (f64 ms)",
-                |v| direct.record_rollout_duration(v as f64),
+                |v| direct.record_rollout_duration_ms(v as f64),
             );
             t.run("opentelemetry_sdk 0.33 Histogram::record", |v| {
                 otel.record(v as f64, &[])

@@ -44,7 +44,7 @@ fn main() {
             });
             t.run(
                 "gym-metrics-prom PrometheusRecorder direct, rollout (f64 ms)",
-                |v| direct.record_rollout_duration(v as f64),
+                |v| direct.record_rollout_duration_ms(v as f64),
             );
             observed += t.run(PROMETHEUS, |v| prometheus.observe(v as f64));
             t.run("prometheus-client 0.26 Histogram::observe", |v| {

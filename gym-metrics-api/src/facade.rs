@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use crate::compiled_off::COMPILED_OFF;
 use crate::install::installed;
+use crate::role::check_writes_fleet_size;
 use crate::{bad_input, catalogue, HttpServerRequest, Recorder, RoleError};
 
 #[inline(always)]
@@ -146,10 +147,7 @@ pub fn record_active_servers(count: u64) -> Result<(), RoleError> {
     let Some(r) = recorder() else {
         return Ok(());
     };
-    if !r.role().is_orchestrator() {
-        let err = RoleError {
-            role: r.role().clone(),
-        };
+    if let Err(err) = check_writes_fleet_size(r.role()) {
         static WARNED: AtomicBool = AtomicBool::new(false);
         if !WARNED.swap(true, Ordering::Relaxed) {
             log::warn!(target: "gym_metrics", "{err}");

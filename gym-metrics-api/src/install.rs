@@ -110,7 +110,7 @@ impl Installation {
     /// i.fleet_size().expect("orchestrator").set(4);
     /// ```
     pub fn fleet_size(&self) -> Option<FleetSize> {
-        self.role().is_orchestrator().then_some(FleetSize {
+        self.role().writes_fleet_size().then_some(FleetSize {
             recorder: self.recorder,
         })
     }

@@ -14,8 +14,10 @@ use crate::{HttpServerRequest, Role};
 ///
 /// Implementations must be cheap, must never block on export, and must never
 /// panic. Values reaching them are already validated: durations are finite and
-/// non-negative milliseconds. `record_active_servers` is only forwarded for an
-/// orchestrator role; a backend should still ignore it for any other role.
+/// non-negative milliseconds. `record_active_servers` is only forwarded when
+/// the role [writes the fleet size](Role::writes_fleet_size); a backend reads
+/// that same rule once, when it is built, to decide whether it has a fleet
+/// gauge at all.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicU64, Ordering};

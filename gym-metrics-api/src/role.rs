@@ -59,6 +59,23 @@ impl Role {
         matches!(self, Role::Orchestrator)
     }
 
+    /// THE role rule: only the orchestrator writes `gym.servers.active`.
+    ///
+    /// Only the orchestrator launches the fleet, so only it knows its size; a
+    /// gauge written by more than one process would export whichever wrote
+    /// last. The facade's runtime check, [`crate::Installation::fleet_size`]
+    /// and every backend's choice (at build time) of whether it has a fleet
+    /// gauge at all read this one function.
+    ///
+    /// ```
+    /// use gym_metrics_api::Role;
+    /// assert!(Role::orchestrator().writes_fleet_size());
+    /// assert!(!Role::server("math-0", "resources").writes_fleet_size());
+    /// ```
+    pub fn writes_fleet_size(&self) -> bool {
+        self.is_orchestrator()
+    }
+
     /// `orchestrator` or `server`: the value of the `gym.role` resource attribute.
     ///
     /// ```
@@ -159,6 +176,16 @@ pub const SERVER_NAME_ATTRIBUTE: &str = "gym.server.name";
 /// ```
 pub const SERVER_TYPE_ATTRIBUTE: &str = "gym.server.type";
 
+/// `Ok` when `role` may write `gym.servers.active` ([`Role::writes_fleet_size`]),
+/// otherwise the [`RoleError`] naming it: the facade's runtime refusal.
+pub(crate) fn check_writes_fleet_size(role: &Role) -> Result<(), RoleError> {
+    if role.writes_fleet_size() {
+        Ok(())
+    } else {
+        Err(RoleError { role: role.clone() })
+    }
+}
+
 /// `gym.servers.active` was written from a process that is not the orchestrator.
 /// Nothing was recorded.
 ///
@@ -172,4 +199,22 @@ pub const SERVER_TYPE_ATTRIBUTE: &str = "gym.server.type";
 pub struct RoleError {
     /// The role this process declared at install.
     pub role: Role,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_refusal_follows_the_rule_and_names_the_role() {
+        assert_eq!(check_writes_fleet_size(&Role::orchestrator()), Ok(()));
+        let server = Role::server("agent-3", "agent");
+        assert_eq!(
+            check_writes_fleet_size(&server),
+            Err(RoleError {
+                role: server.clone()
+            })
+        );
+        assert!(!server.writes_fleet_size());
+    }
 }

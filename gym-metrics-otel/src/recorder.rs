@@ -64,7 +64,7 @@ impl OtelRecorder {
         let meter = provider.meter_with_scope(scope);
         let tally = Arc::new(VerifyTally::new());
         register_tally_instruments(&meter, &tally);
-        let servers_active = role.is_orchestrator().then(|| {
+        let servers_active = role.writes_fleet_size().then(|| {
             let i = catalogue::SERVERS_ACTIVE;
             meter
                 .u64_gauge(i.name)

@@ -28,7 +28,7 @@ pub fn record_reference_sequence(recorder: &dyn Recorder) {
     for (ms, ok) in VERIFIES {
         recorder.record_verify_ms(ms, ok);
     }
-    if recorder.role().is_orchestrator() {
+    if recorder.role().writes_fleet_size() {
         recorder.record_active_servers(FLEET_SIZE);
     }
 }

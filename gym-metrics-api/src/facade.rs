@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use crate::compiled_off::COMPILED_OFF;
 use crate::install::installed;
+use crate::recorder::Recorder;
 use crate::role::check_writes_fleet_size;
-use crate::{bad_input, catalogue, HttpServerRequest, Recorder, RoleError};
+use crate::{bad_input, catalogue, HttpServerRequest, RoleError};
 
 #[inline(always)]
 fn recorder() -> Option<&'static dyn Recorder> {

@@ -4,7 +4,8 @@
 use std::fmt;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
-use crate::{Recorder, Role};
+use crate::recorder::Recorder;
+use crate::Role;
 
 const UNINITIALIZED: usize = 0;
 const INITIALIZING: usize = 1;
@@ -38,11 +39,14 @@ pub(crate) fn installed() -> Option<&'static dyn Recorder> {
 /// [`SetRecorderError`], which hands the rejected recorder back.
 ///
 /// ```
-/// use gym_metrics_api::{install, NoopRecorder, Role};
+/// use gym_metrics_api::backend::{NoopRecorder, Recorder};
+/// use gym_metrics_api::{install, Role};
 /// let installation = install(NoopRecorder::new(Role::orchestrator()))?;
 /// assert!(installation.fleet_size().is_some());
-/// let again = install(NoopRecorder::new(Role::orchestrator())).unwrap_err();
-/// let _recorder_back: NoopRecorder = again.into_inner();
+/// let again = install(NoopRecorder::new(Role::server("late-0", "agent"))).unwrap_err();
+/// let rejected: NoopRecorder = again.into_inner();
+/// assert_eq!(rejected.role().name(), "late-0"); // handed back
+/// assert!(gym_metrics_api::role().unwrap().is_orchestrator()); // the first stays
 /// # Ok::<(), gym_metrics_api::SetRecorderError<NoopRecorder>>(())
 /// ```
 pub fn install<R: Recorder>(recorder: R) -> Result<Installation, SetRecorderError<R>> {
@@ -79,7 +83,8 @@ pub fn role() -> Option<&'static Role> {
 /// What a successful [`install`] returns.
 ///
 /// ```
-/// use gym_metrics_api::{install, NoopRecorder, Role};
+/// use gym_metrics_api::backend::NoopRecorder;
+/// use gym_metrics_api::{install, Role};
 /// let installation = install(NoopRecorder::new(Role::server("s-0", "resources"))).unwrap();
 /// assert!(installation.fleet_size().is_none()); // servers cannot write the fleet size
 /// assert_eq!(installation.role().name(), "s-0");
@@ -93,7 +98,8 @@ impl Installation {
     /// The role this process declared.
     ///
     /// ```
-    /// # use gym_metrics_api::{install, NoopRecorder, Role};
+    /// # use gym_metrics_api::backend::NoopRecorder;
+    /// # use gym_metrics_api::{install, Role};
     /// let i = install(NoopRecorder::new(Role::orchestrator())).unwrap();
     /// assert!(i.role().is_orchestrator());
     /// ```
@@ -105,9 +111,11 @@ impl Installation {
     /// orchestrator install only, so server code cannot even express the call.
     ///
     /// ```
-    /// # use gym_metrics_api::{install, NoopRecorder, Role};
+    /// # use gym_metrics_api::backend::NoopRecorder;
+    /// # use gym_metrics_api::{install, Role};
     /// let i = install(NoopRecorder::new(Role::orchestrator())).unwrap();
-    /// i.fleet_size().expect("orchestrator").set(4);
+    /// assert!(i.role().writes_fleet_size());
+    /// assert!(i.fleet_size().is_some());
     /// ```
     pub fn fleet_size(&self) -> Option<FleetSize> {
         self.role().writes_fleet_size().then_some(FleetSize {
@@ -129,10 +137,22 @@ impl fmt::Debug for Installation {
 /// Only [`Installation::fleet_size`] on an orchestrator install creates one.
 ///
 /// ```
-/// # use gym_metrics_api::{install, NoopRecorder, Role};
-/// let fleet = install(NoopRecorder::new(Role::orchestrator())).unwrap().fleet_size().unwrap();
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use gym_metrics_api::backend::Recorder;
+/// use gym_metrics_api::{install, Role};
+/// static EXPORTED: AtomicU64 = AtomicU64::new(u64::MAX);
+/// struct Gauge(Role);
+/// impl Recorder for Gauge {
+///     fn role(&self) -> &Role { &self.0 }
+///     fn record_rollout_duration_ms(&self, _ms: f64) {}
+///     fn record_verify_ms(&self, _ms: f64, _ok: bool) {}
+///     fn record_active_servers(&self, n: u64) { EXPORTED.store(n, Ordering::Relaxed) }
+/// }
+/// let fleet = install(Gauge(Role::orchestrator())).unwrap().fleet_size().unwrap();
 /// fleet.set(3);
+/// assert_eq!(EXPORTED.load(Ordering::Relaxed), 3);
 /// fleet.set(0); // at shutdown
+/// assert_eq!(EXPORTED.load(Ordering::Relaxed), 0);
 /// ```
 #[derive(Clone, Copy)]
 pub struct FleetSize {
@@ -143,9 +163,20 @@ impl FleetSize {
     /// Sets the fleet size. Never fails, never blocks.
     ///
     /// ```
-    /// # use gym_metrics_api::{install, NoopRecorder, Role};
-    /// # let fleet = install(NoopRecorder::new(Role::orchestrator())).unwrap().fleet_size().unwrap();
+    /// # use std::sync::atomic::{AtomicU64, Ordering};
+    /// # use gym_metrics_api::backend::Recorder;
+    /// # use gym_metrics_api::{install, Role};
+    /// # static EXPORTED: AtomicU64 = AtomicU64::new(0);
+    /// # struct Gauge(Role);
+    /// # impl Recorder for Gauge {
+    /// #     fn role(&self) -> &Role { &self.0 }
+    /// #     fn record_rollout_duration_ms(&self, _ms: f64) {}
+    /// #     fn record_verify_ms(&self, _ms: f64, _ok: bool) {}
+    /// #     fn record_active_servers(&self, n: u64) { EXPORTED.store(n, Ordering::Relaxed) }
+    /// # }
+    /// # let fleet = install(Gauge(Role::orchestrator())).unwrap().fleet_size().unwrap();
     /// fleet.set(2);
+    /// assert_eq!(EXPORTED.load(Ordering::Relaxed), 2); // what the backend's gauge now holds
     /// ```
     #[inline]
     pub fn set(&self, count: u64) {
@@ -165,8 +196,9 @@ impl fmt::Debug for FleetSize {
 /// A recorder was already installed; the rejected one is handed back.
 ///
 /// ```
-/// use gym_metrics_api::{install, NoopRecorder, Role};
-/// let _ = install(NoopRecorder::new(Role::orchestrator()));
+/// use gym_metrics_api::backend::NoopRecorder;
+/// use gym_metrics_api::{install, Role};
+/// install(NoopRecorder::new(Role::orchestrator())).unwrap();
 /// let err = install(NoopRecorder::new(Role::orchestrator())).unwrap_err();
 /// assert!(err.to_string().contains("already installed"));
 /// ```
@@ -176,10 +208,11 @@ impl<R> SetRecorderError<R> {
     /// The recorder that was not installed.
     ///
     /// ```
-    /// # use gym_metrics_api::{install, NoopRecorder, Role};
-    /// # let _ = install(NoopRecorder::new(Role::orchestrator()));
-    /// let back = install(NoopRecorder::new(Role::orchestrator())).unwrap_err().into_inner();
-    /// # let _ = back;
+    /// # use gym_metrics_api::backend::{NoopRecorder, Recorder};
+    /// # use gym_metrics_api::{install, Role};
+    /// install(NoopRecorder::new(Role::orchestrator())).unwrap();
+    /// let back = install(NoopRecorder::new(Role::server("s-1", "resources"))).unwrap_err().into_inner();
+    /// assert_eq!(back.role().name(), "s-1");
     /// ```
     pub fn into_inner(self) -> R {
         self.0

@@ -21,7 +21,8 @@ use crate::{HttpServerRequest, Role};
 ///
 /// ```
 /// use std::sync::atomic::{AtomicU64, Ordering};
-/// use gym_metrics_api::{Recorder, Role};
+/// use gym_metrics_api::backend::Recorder;
+/// use gym_metrics_api::Role;
 /// struct Sum(Role, AtomicU64);
 /// impl Recorder for Sum {
 ///     fn role(&self) -> &Role { &self.0 }
@@ -52,7 +53,8 @@ pub trait Recorder: Send + Sync + 'static {
     ///
     /// ```
     /// use std::sync::Mutex;
-    /// use gym_metrics_api::{Recorder, Role};
+    /// use gym_metrics_api::backend::Recorder;
+    /// use gym_metrics_api::Role;
     /// struct Last(Role, Mutex<f64>);
     /// impl Recorder for Last {
     ///     fn role(&self) -> &Role { &self.0 }
@@ -74,7 +76,8 @@ pub trait Recorder: Send + Sync + 'static {
     ///
     /// ```
     /// use std::sync::Mutex;
-    /// use gym_metrics_api::{Recorder, Role};
+    /// use gym_metrics_api::backend::Recorder;
+    /// use gym_metrics_api::Role;
     /// struct Last(Role, Mutex<(f64, bool)>);
     /// impl Recorder for Last {
     ///     fn role(&self) -> &Role { &self.0 }
@@ -96,9 +99,24 @@ pub trait Recorder: Send + Sync + 'static {
     /// written before this instrument existed keeps compiling.
     ///
     /// ```
-    /// use gym_metrics_api::{HttpMethod, HttpServerRequest, NoopRecorder, Recorder, Role, UrlScheme};
+    /// use std::sync::Mutex;
+    /// use gym_metrics_api::backend::Recorder;
+    /// use gym_metrics_api::{HttpMethod, HttpServerRequest, Role, UrlScheme};
+    /// struct Routes(Role, Mutex<Vec<(&'static str, &'static str)>>);
+    /// impl Recorder for Routes {
+    ///     fn role(&self) -> &Role { &self.0 }
+    ///     fn record_rollout_duration_ms(&self, _ms: f64) {}
+    ///     fn record_verify_ms(&self, _ms: f64, _ok: bool) {}
+    ///     fn record_active_servers(&self, _n: u64) {}
+    ///     fn record_http_server_request(&self, r: &HttpServerRequest) {
+    ///         let status = r.status_code_str().unwrap_or("none");
+    ///         self.1.lock().unwrap().push((r.route().unwrap_or("unmatched"), status));
+    ///     }
+    /// }
+    /// let routes = Routes(Role::server("s-0", "resources"), Mutex::new(Vec::new()));
     /// let request = HttpServerRequest::new(HttpMethod::Get, None, UrlScheme::Http, Some(404), Default::default());
-    /// NoopRecorder::new(Role::orchestrator()).record_http_server_request(&request);
+    /// routes.record_http_server_request(&request);
+    /// assert_eq!(*routes.1.lock().unwrap(), [("unmatched", "404")]);
     /// ```
     #[inline]
     fn record_http_server_request(&self, request: &HttpServerRequest) {
@@ -109,7 +127,8 @@ pub trait Recorder: Send + Sync + 'static {
 /// A recorder that records nothing; what a no-op backend installs.
 ///
 /// ```
-/// use gym_metrics_api::{NoopRecorder, Recorder, Role};
+/// use gym_metrics_api::backend::{NoopRecorder, Recorder};
+/// use gym_metrics_api::Role;
 /// let r = NoopRecorder::new(Role::orchestrator());
 /// r.record_verify_ms(1.0, true);
 /// assert!(r.role().is_orchestrator());
@@ -123,7 +142,9 @@ impl NoopRecorder {
     /// A no-op recorder for `role`.
     ///
     /// ```
-    /// let _ = gym_metrics_api::NoopRecorder::new(gym_metrics_api::Role::orchestrator());
+    /// use gym_metrics_api::backend::{NoopRecorder, Recorder};
+    /// let r = NoopRecorder::new(gym_metrics_api::Role::server("agent-0", "agent"));
+    /// assert_eq!(r.role().server_type(), "agent");
     /// ```
     pub fn new(role: Role) -> Self {
         Self { role }

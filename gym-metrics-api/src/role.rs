@@ -154,25 +154,37 @@ impl fmt::Display for Role {
 /// The base of `service.name` when `OTEL_SERVICE_NAME` is not set.
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::role::DEFAULT_SERVICE_NAME, "gym");
+/// use gym_metrics_api::backend::DEFAULT_SERVICE_NAME;
+/// use gym_metrics_api::Role;
+/// let without_env = Role::orchestrator().service_name(None);
+/// assert_eq!(without_env, format!("{DEFAULT_SERVICE_NAME}/orchestrator"));
 /// ```
 pub const DEFAULT_SERVICE_NAME: &str = "gym";
 /// Resource attribute carrying [`Role::kind`].
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::role::ROLE_ATTRIBUTE, "gym.role");
+/// use gym_metrics_api::backend::ROLE_ATTRIBUTE;
+/// use gym_metrics_api::Role;
+/// let attrs = Role::server("s-0", "resources").resource_attributes();
+/// assert!(attrs.contains(&(ROLE_ATTRIBUTE, "server".to_string())));
 /// ```
 pub const ROLE_ATTRIBUTE: &str = "gym.role";
 /// Resource attribute carrying [`Role::name`].
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::role::SERVER_NAME_ATTRIBUTE, "gym.server.name");
+/// use gym_metrics_api::backend::SERVER_NAME_ATTRIBUTE;
+/// use gym_metrics_api::Role;
+/// let attrs = Role::server("math-0", "resources").resource_attributes();
+/// assert!(attrs.contains(&(SERVER_NAME_ATTRIBUTE, "math-0".to_string())));
 /// ```
 pub const SERVER_NAME_ATTRIBUTE: &str = "gym.server.name";
 /// Resource attribute carrying [`Role::server_type`].
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::role::SERVER_TYPE_ATTRIBUTE, "gym.server.type");
+/// use gym_metrics_api::backend::SERVER_TYPE_ATTRIBUTE;
+/// use gym_metrics_api::Role;
+/// let attrs = Role::orchestrator().resource_attributes();
+/// assert!(attrs.contains(&(SERVER_TYPE_ATTRIBUTE, "orchestrator".to_string())));
 /// ```
 pub const SERVER_TYPE_ATTRIBUTE: &str = "gym.server.type";
 

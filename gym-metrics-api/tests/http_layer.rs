@@ -8,9 +8,9 @@ use std::pin::pin;
 use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 
+use gym_metrics_api::backend::Recorder;
 use gym_metrics_api::{
-    install, HttpMethod, HttpServerMetricsLayer, HttpServerRequest, Recorder, Role, RouteTable,
-    UrlScheme,
+    install, HttpMethod, HttpServerMetricsLayer, HttpServerRequest, Role, RouteTable, UrlScheme,
 };
 use tower::{service_fn, Layer, Service};
 

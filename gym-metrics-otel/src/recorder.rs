@@ -3,7 +3,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use gym_metrics_api::{catalogue, Boundaries, HttpServerRequest, Recorder, Role, VerifyTally};
+use gym_metrics_api::backend::{catalogue, Boundaries, Recorder, VerifyTally};
+use gym_metrics_api::{HttpServerRequest, Role};
 use opentelemetry::metrics::{Gauge, Histogram, Meter, MeterProvider as _};
 use opentelemetry::InstrumentationScope;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
@@ -35,15 +36,28 @@ const MAX_DURATION_MS: f64 = u64::MAX as f64 * 1_000.0;
 /// route, status, scheme and error type.
 ///
 /// ```
-/// use gym_metrics_api::{Recorder, Role};
+/// use std::sync::{Arc, Mutex};
+/// use gym_metrics_api::backend::Recorder;
+/// use gym_metrics_api::Role;
 /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
+/// # #[derive(Clone, Default)]
+/// # struct Shared(Arc<Mutex<Vec<u8>>>);
+/// # impl std::io::Write for Shared {
+/// #     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> { self.0.lock().unwrap().write(b) }
+/// #     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
+/// # }
+/// let console = Shared::default(); // a writer whose bytes the test can read
 /// let (recorder, guard) = OtelBuilder::new()
 ///     .role(Role::orchestrator())
-///     .exporter(MetricsExporter::None)
+///     .exporter(MetricsExporter::Console)
+///     .console_writer(console.clone())
 ///     .build()?;
 /// recorder.record_verify_ms(40.0, true);
 /// recorder.record_active_servers(4);
-/// guard.shutdown()?;
+/// guard.shutdown()?; // the final export
+/// let exported = String::from_utf8(console.0.lock().unwrap().clone())?;
+/// assert!(exported.contains("gym.servers.active")); // the orchestrator has the gauge
+/// assert!(exported.contains("gym.verify.success_rate"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct OtelRecorder {
@@ -91,7 +105,7 @@ impl OtelRecorder {
 
 fn histogram(
     meter: &Meter,
-    instrument: gym_metrics_api::Instrument,
+    instrument: gym_metrics_api::backend::catalogue::Instrument,
     boundaries: &Boundaries,
 ) -> Histogram<f64> {
     meter

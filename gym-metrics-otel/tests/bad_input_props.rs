@@ -9,7 +9,8 @@ mod support;
 
 use std::time::Duration;
 
-use gym_metrics_api::{catalogue, Recorder, Role};
+use gym_metrics_api::backend::{catalogue, Recorder};
+use gym_metrics_api::Role;
 use gym_metrics_otel::{OtelBuilder, ENV_VARIABLES};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};

@@ -11,7 +11,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::{catalogue, Recorder, Role};
+use gym_metrics_api::backend::{catalogue, Recorder};
+use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
 use support::fake_collector::{
     double_value, find, histogram_point, int_value, Answer, FakeCollector,

@@ -5,7 +5,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::{catalogue, Recorder, Role};
+use gym_metrics_api::backend::{catalogue, Recorder};
+use gym_metrics_api::Role;
 use gym_metrics_otel::{
     HistogramAggregation, MetricsExporter, OtelBuilder, TemporalityPreference, METER_SCOPE,
 };

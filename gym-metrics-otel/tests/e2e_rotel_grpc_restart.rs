@@ -6,7 +6,8 @@ mod support;
 
 use std::time::Duration;
 
-use gym_metrics_api::{Recorder, Role};
+use gym_metrics_api::backend::Recorder;
+use gym_metrics_api::Role;
 use gym_metrics_otel::{OtelBuilder, OtlpProtocol};
 use gym_testkit::{require, Rotel, Tool, VictoriaMetrics};
 use support::tcp_proxy::TcpProxy;

@@ -8,7 +8,8 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::{Recorder, Role};
+use gym_metrics_api::backend::Recorder;
+use gym_metrics_api::Role;
 use gym_metrics_otel::{OtelBuilder, OtlpProtocol, ShutdownError};
 use support::record_cost_ns;
 

@@ -5,7 +5,8 @@ mod support;
 
 use std::time::Duration;
 
-use gym_metrics_api::{catalogue, Recorder, Role};
+use gym_metrics_api::backend::{catalogue, Recorder};
+use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
 use support::fake_collector::{double_value, histogram_point, int_value, Answer, FakeCollector};
 use support::*;

@@ -1,5 +1,6 @@
 //! Prints the exposition for the sample recordings.
-use gym_metrics_api::{Recorder, Role};
+use gym_metrics_api::backend::Recorder;
+use gym_metrics_api::Role;
 
 fn main() -> Result<(), gym_metrics_prom::BuildError> {
     let (recorder, handle) = gym_metrics_prom::PrometheusBuilder::new()

@@ -9,11 +9,11 @@
 
 use std::sync::Arc;
 
-use gym_metrics_api::catalogue::{
+use gym_metrics_api::backend::catalogue::{
     HTTP_SERVER_REQUEST_DURATION, ROLLOUT_DURATION, SERVERS_ACTIVE, VERIFY_COMPLETED,
     VERIFY_DURATION, VERIFY_SUCCEEDED, VERIFY_SUCCESS_RATE,
 };
-use gym_metrics_api::{Instrument, VerifyCounts};
+use gym_metrics_api::backend::{catalogue::Instrument, VerifyCounts};
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::{
     Bucket, Counter, Gauge, Histogram, LabelPair, Metric, MetricFamily, MetricType,
@@ -37,7 +37,7 @@ use crate::sharded_histogram::{HistogramSnapshot, ShardedHistogram};
 /// `target_info` is always there.
 ///
 /// ```
-/// use gym_metrics_api::Recorder;
+/// use gym_metrics_api::backend::Recorder;
 /// use prometheus::{Encoder, Registry, TextEncoder};
 ///
 /// let (recorder, handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;

@@ -14,11 +14,11 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use gym_metrics_api::catalogue::{
+use gym_metrics_api::backend::catalogue::{
     HTTP_SERVER_REQUEST_DURATION, ROLLOUT_DURATION, SERVERS_ACTIVE, VERIFY_COMPLETED,
     VERIFY_DURATION, VERIFY_SUCCEEDED, VERIFY_SUCCESS_RATE,
 };
-use gym_metrics_api::{Instrument, VerifyCounts};
+use gym_metrics_api::backend::{catalogue::Instrument, VerifyCounts};
 
 use crate::gym_metrics::GymMetrics;
 use crate::http_histogram::HttpSeriesKey;

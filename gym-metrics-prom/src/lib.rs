@@ -12,7 +12,8 @@
 //! nothing and hands back a [`PrometheusHandle`] to serve from your own server.
 //!
 //! ```
-//! use gym_metrics_api::{Recorder, Role};
+//! use gym_metrics_api::backend::Recorder;
+//! use gym_metrics_api::Role;
 //! use gym_metrics_prom::PrometheusBuilder;
 //!
 //! let (recorder, handle) = PrometheusBuilder::new().role(Role::orchestrator()).build()?;

@@ -3,12 +3,12 @@
 //! become `_`, the unit's Prometheus word is appended (even after `_ms`), and
 //! counters get `_total`.
 
-use gym_metrics_api::{Instrument, InstrumentKind};
+use gym_metrics_api::backend::{catalogue::Instrument, catalogue::InstrumentKind};
 
 /// The Prometheus family name OpenTelemetry's exporter gives `instrument`.
 ///
 /// ```
-/// use gym_metrics_api::catalogue;
+/// use gym_metrics_api::backend::catalogue;
 /// use gym_metrics_prom::prometheus_name;
 /// assert_eq!(prometheus_name(&catalogue::ROLLOUT_DURATION), "gym_rollout_duration_ms_milliseconds");
 /// assert_eq!(prometheus_name(&catalogue::VERIFY_COMPLETED), "gym_verify_completed_total");
@@ -80,7 +80,7 @@ fn unit_word(unit: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gym_metrics_api::catalogue;
+    use gym_metrics_api::backend::catalogue;
 
     #[test]
     fn every_exported_name_matches_the_contract() {

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use gym_metrics_api::{HttpServerRequest, Recorder, Role};
+use gym_metrics_api::backend::Recorder;
+use gym_metrics_api::{HttpServerRequest, Role};
 
 use crate::gym_metrics::GymMetrics;
 
@@ -13,7 +14,7 @@ use crate::gym_metrics::GymMetrics;
 /// [`crate::PrometheusBuilder::install`]).
 ///
 /// ```
-/// use gym_metrics_api::Recorder;
+/// use gym_metrics_api::backend::Recorder;
 /// let (recorder, handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;
 /// recorder.record_rollout_duration_ms(120.0);
 /// assert!(handle.render().contains("gym_rollout_duration_ms_milliseconds_count{"));

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::time::Duration;
 
-use gym_metrics_api::Boundaries;
+use gym_metrics_api::backend::Boundaries;
 use thread_local::ThreadLocal;
 
 use crate::bucket_search::BucketSearch;
@@ -129,7 +129,7 @@ impl HistogramSnapshot {
 /// A fixed-boundary histogram sharded per recording thread.
 ///
 /// ```
-/// use gym_metrics_api::Boundaries;
+/// use gym_metrics_api::backend::Boundaries;
 /// use gym_metrics_prom::ShardedHistogram;
 /// let h = ShardedHistogram::new(Boundaries::new(vec![100.0, 1000.0])?);
 /// h.record(40.0);
@@ -138,7 +138,7 @@ impl HistogramSnapshot {
 /// let s = h.snapshot();
 /// assert_eq!(s.bucket_counts, vec![2, 0, 1]);
 /// assert_eq!((s.count(), s.sum), (3, 5140.0));
-/// # Ok::<(), gym_metrics_api::BoundariesError>(())
+/// # Ok::<(), gym_metrics_api::backend::BoundariesError>(())
 /// ```
 pub struct ShardedHistogram {
     boundaries: Boundaries,
@@ -150,7 +150,7 @@ impl ShardedHistogram {
     /// An empty histogram with these upper bounds (plus the implicit `+Inf`).
     ///
     /// ```
-    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
+    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::backend::Boundaries::default());
     /// assert_eq!(h.snapshot().count(), 0);
     /// ```
     pub fn new(boundaries: Boundaries) -> Self {
@@ -164,8 +164,11 @@ impl ShardedHistogram {
     /// The upper bounds, without `+Inf`.
     ///
     /// ```
-    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
-    /// assert_eq!(h.boundaries().as_slice().len(), 15);
+    /// use gym_metrics_api::backend::Boundaries;
+    /// let h = gym_metrics_prom::ShardedHistogram::new(Boundaries::new(vec![1.0, 10.0])?);
+    /// assert_eq!(h.boundaries().as_slice(), &[1.0, 10.0]);
+    /// assert_eq!(h.snapshot().bucket_counts.len(), 3); // and the +Inf bucket
+    /// # Ok::<(), gym_metrics_api::backend::BoundariesError>(())
     /// ```
     pub fn boundaries(&self) -> &Boundaries {
         &self.boundaries
@@ -177,7 +180,7 @@ impl ShardedHistogram {
     /// by a store cannot lose an update.
     ///
     /// ```
-    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
+    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::backend::Boundaries::default());
     /// h.record(120.0);
     /// h.record(f64::NAN); // dropped
     /// assert_eq!((h.snapshot().count(), h.snapshot().sum), (1, 120.0));
@@ -193,7 +196,7 @@ impl ShardedHistogram {
     /// the way (the facade's `Duration` calls land here).
     ///
     /// ```
-    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
+    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::backend::Boundaries::default());
     /// h.record_duration(std::time::Duration::from_micros(2_500));
     /// assert_eq!(h.snapshot().sum, 2.5);
     /// ```
@@ -207,7 +210,7 @@ impl ShardedHistogram {
     /// two, and a scrape reads count and successes from one consistent pass.
     ///
     /// ```
-    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
+    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::backend::Boundaries::default());
     /// h.record_outcome(40.0, true);
     /// h.record_outcome(8000.0, false);
     /// let s = h.snapshot();
@@ -223,7 +226,7 @@ impl ShardedHistogram {
     /// [`ShardedHistogram::record_outcome`] for a measured duration.
     ///
     /// ```
-    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
+    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::backend::Boundaries::default());
     /// h.record_duration_outcome(std::time::Duration::from_millis(40), true);
     /// assert_eq!(h.snapshot().successes, 1);
     /// ```
@@ -296,7 +299,7 @@ impl ShardedHistogram {
     /// milliseconds.
     ///
     /// ```
-    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::Boundaries::default());
+    /// let h = gym_metrics_prom::ShardedHistogram::new(gym_metrics_api::backend::Boundaries::default());
     /// std::thread::scope(|s| { s.spawn(|| h.record(1.0)); s.spawn(|| h.record(2.0)); });
     /// assert_eq!(h.snapshot().count(), 2);
     /// ```

@@ -130,7 +130,7 @@ proptest! {
 /// of wrapping or saturating: every value is counted in full.
 #[test]
 fn huge_values_carry_the_sum_instead_of_overflowing() {
-    use gym_metrics_api::Recorder;
+    use gym_metrics_api::backend::Recorder;
     let (recorder, handle) = PrometheusBuilder::new().build().unwrap();
     std::thread::scope(|s| {
         for _ in 0..3 {

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use common::exposition::parse;
-use gym_metrics_api::Recorder;
+use gym_metrics_api::backend::Recorder;
 use gym_metrics_prom::PrometheusBuilder;
 
 const THREADS: u64 = 16;

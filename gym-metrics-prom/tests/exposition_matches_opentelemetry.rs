@@ -11,9 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::exposition::{parse, Family};
-use gym_metrics_api::{
-    catalogue, Boundaries, HttpMethod, HttpServerRequest, Recorder, Role, UrlScheme, VerifyTally,
-};
+use gym_metrics_api::backend::{catalogue, Boundaries, Recorder, VerifyTally};
+use gym_metrics_api::{HttpMethod, HttpServerRequest, Role, UrlScheme};
 use gym_metrics_prom::{PrometheusBuilder, SCOPE_NAME, SCOPE_VERSION};
 use opentelemetry::metrics::MeterProvider;
 use opentelemetry::{InstrumentationScope, KeyValue};

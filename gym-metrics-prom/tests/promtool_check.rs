@@ -3,7 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use gym_metrics_api::{Recorder, Role};
+use gym_metrics_api::backend::Recorder;
+use gym_metrics_api::Role;
 use gym_metrics_prom::PrometheusBuilder;
 use gym_testkit::{promtool_check_metrics, require, Tool};
 

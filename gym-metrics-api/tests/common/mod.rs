@@ -4,7 +4,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use gym_metrics_api::{Recorder, Role, VerifyTally};
+use gym_metrics_api::backend::{Recorder, VerifyTally};
+use gym_metrics_api::Role;
 
 pub struct CountingRecorder {
     pub role: Role,

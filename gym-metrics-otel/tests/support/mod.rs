@@ -10,7 +10,7 @@ pub mod victoria;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use gym_metrics_api::{Boundaries, Recorder};
+use gym_metrics_api::backend::{Boundaries, Recorder};
 
 /// Rollout durations of the reference sequence, in ms.
 pub const ROLLOUTS_MS: [f64; 3] = [120.0, 3400.0, 45000.0];

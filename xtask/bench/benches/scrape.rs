@@ -12,7 +12,7 @@ use gym_bench::scrape_families::{
     Recordings,
 };
 use gym_bench::{harness, Figure, Mode, Output, Table};
-use gym_metrics_api::Recorder;
+use gym_metrics_api::backend::Recorder;
 use gym_metrics_prom::PrometheusBuilder;
 use serde_json::json;
 

@@ -2,7 +2,7 @@
 //! success-rate gauge, the two verify counters, `target_info`), built with
 //! each peer's own types, for the render comparison.
 
-use gym_metrics_api::catalogue::{
+use gym_metrics_api::backend::catalogue::{
     ROLLOUT_DURATION, VERIFY_COMPLETED, VERIFY_DURATION, VERIFY_SUCCEEDED, VERIFY_SUCCESS_RATE,
 };
 use gym_metrics_prom::{prometheus_name, SCOPE_NAME, SCOPE_VERSION};
@@ -87,7 +87,7 @@ pub fn prometheus_registry(
     use prometheus::{Counter as PCounter, Gauge as PGauge, Histogram as PHistogram, Opts};
     let registry = prometheus::Registry::new();
     let scope: std::collections::HashMap<String, String> = scope_labels().into_iter().collect();
-    let histogram = |instrument: &gym_metrics_api::Instrument| {
+    let histogram = |instrument: &gym_metrics_api::backend::catalogue::Instrument| {
         PHistogram::with_opts(
             prometheus::HistogramOpts::new(prometheus_name(instrument), instrument.description)
                 .const_labels(scope.clone())
@@ -96,7 +96,7 @@ pub fn prometheus_registry(
     };
     let rollout = histogram(&ROLLOUT_DURATION)?;
     let verify = histogram(&VERIFY_DURATION)?;
-    let opts = |instrument: &gym_metrics_api::Instrument| {
+    let opts = |instrument: &gym_metrics_api::backend::catalogue::Instrument| {
         Opts::new(prometheus_name(instrument), instrument.description).const_labels(scope.clone())
     };
     let rate = PGauge::with_opts(opts(&VERIFY_SUCCESS_RATE))?;
@@ -166,8 +166,9 @@ pub fn prometheus_client_registry(
     }
     rate.set(succeeded.get() as f64 / completed.get().max(1) as f64);
     // prometheus-client appends `_total` to counters itself.
-    let base =
-        |i: &gym_metrics_api::Instrument| prometheus_name(i).trim_end_matches("_total").to_string();
+    let base = |i: &gym_metrics_api::backend::catalogue::Instrument| {
+        prometheus_name(i).trim_end_matches("_total").to_string()
+    };
     scoped.register(
         base(&ROLLOUT_DURATION),
         ROLLOUT_DURATION.description,

@@ -8,7 +8,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use gym_metrics_api::Recorder;
+use gym_metrics_api::backend::Recorder;
 
 struct Counting;
 

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use gym_metrics_api::Recorder;
+use gym_metrics_api::backend::Recorder;
 
 /// `VmRSS` of this process, in KiB (0 if unreadable).
 fn rss_kib() -> u64 {

@@ -7,7 +7,8 @@
 //! instruments from the rest of this module: the instrument [`catalogue`],
 //! validated [`Boundaries`], the [`VerifyTally`] behind the success rate, the
 //! [`resource`] helpers and the role's attribute names, the HTTP status
-//! strings, and the start-up check against the `off` feature.
+//! strings, the start-up check against the `off` feature, and the duration
+//! conversions the trait's defaults use.
 //!
 //! ```
 //! use std::sync::Mutex;
@@ -53,6 +54,7 @@ pub use crate::role::{
     DEFAULT_SERVICE_NAME, ROLE_ATTRIBUTE, SERVER_NAME_ATTRIBUTE, SERVER_TYPE_ATTRIBUTE,
 };
 pub use crate::tally::{VerifyCounts, VerifyTally};
+pub use crate::units::{duration_ms, duration_nanos};
 
 pub mod catalogue {
     //! The instrument catalogue: the one source of truth for names, kinds,

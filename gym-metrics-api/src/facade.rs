@@ -21,21 +21,6 @@ fn recorder() -> Option<&'static dyn Recorder> {
     installed()
 }
 
-/// Milliseconds as `f64`, for recorders that take them: whole nanoseconds
-/// (saturating at 584 years) times `1e-6`, one conversion and one
-/// multiplication where `as_secs_f64() * 1000.0` divides. A whole number of
-/// milliseconds (below 2^53 ns, 104 days) comes out exact: `1e-6` is off by
-/// under half an ulp of any product's integer part, so the product rounds
-/// back to that integer.
-#[inline(always)]
-pub(crate) fn millis(duration: Duration) -> f64 {
-    let nanos = duration
-        .as_secs()
-        .saturating_mul(1_000_000_000)
-        .saturating_add(u64::from(duration.subsec_nanos()));
-    nanos as f64 * 1e-6
-}
-
 /// True when a backend is installed, i.e. when recording does anything.
 ///
 /// A call-site gate for work that only feeds metrics (reading a clock,
@@ -157,28 +142,4 @@ pub fn record_active_servers(count: u64) -> Result<(), RoleError> {
     }
     r.record_active_servers(count);
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::millis;
-    use std::time::Duration;
-
-    #[test]
-    fn whole_milliseconds_convert_exactly_and_the_rest_closely() {
-        // Every whole millisecond up to 10 minutes, then strides up to 104 days.
-        let strided = (0..9_000_000_000u64).step_by(7_919_993);
-        for ms in (0..600_000u64).chain(strided) {
-            assert_eq!(millis(Duration::from_millis(ms)), ms as f64, "{ms} ms");
-        }
-        for nanos in [1u64, 999, 1_500_000, 123_456_789_012] {
-            let exact = nanos as f64 / 1e6;
-            let got = millis(Duration::from_nanos(nanos));
-            assert!(
-                (got - exact).abs() <= exact * 2.0 * f64::EPSILON,
-                "{nanos} ns: {got}"
-            );
-        }
-        assert!(millis(Duration::MAX).is_finite());
-    }
 }

@@ -62,6 +62,7 @@ mod resource;
 mod role;
 mod tally;
 mod timer;
+mod units;
 
 pub use bad_input::dropped_values;
 pub use facade::{

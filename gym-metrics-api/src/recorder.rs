@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::units::duration_ms;
 use crate::{HttpServerRequest, Role};
 
 /// A metrics backend: what the facade forwards every record call to.
@@ -68,7 +69,7 @@ pub trait Recorder: Send + Sync + 'static {
     /// ```
     #[inline]
     fn record_rollout_duration(&self, duration: Duration) {
-        self.record_rollout_duration_ms(crate::facade::millis(duration));
+        self.record_rollout_duration_ms(duration_ms(duration));
     }
     /// One verification's wall time as measured, and its outcome: what the
     /// facade's [`crate::record_verify`] and the timers call. The default
@@ -91,7 +92,7 @@ pub trait Recorder: Send + Sync + 'static {
     /// ```
     #[inline]
     fn record_verify(&self, duration: Duration, succeeded: bool) {
-        self.record_verify_ms(crate::facade::millis(duration), succeeded);
+        self.record_verify_ms(duration_ms(duration), succeeded);
     }
     /// One finished HTTP server request, for `http.server.request.duration`
     /// (seconds). Every attribute is already a bounded label value (see

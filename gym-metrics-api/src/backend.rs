@@ -3,7 +3,7 @@
 //!
 //! A call site records through the crate root (the free functions, the
 //! timers, the HTTP request types and layer) and installs with
-//! [`crate::install`]. A backend implements [`Recorder`] and builds its
+//! [`crate::install()`]. A backend implements [`Recorder`] and builds its
 //! instruments from the rest of this module: the instrument [`catalogue`],
 //! validated [`Boundaries`], the [`VerifyTally`] behind the success rate, the
 //! [`resource`] helpers and the role's attribute names, the HTTP status

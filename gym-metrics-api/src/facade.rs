@@ -7,19 +7,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::compiled_off::COMPILED_OFF;
-use crate::install::installed;
-use crate::recorder::Recorder;
+use crate::cell::try_load;
 use crate::role::check_writes_fleet_size;
 use crate::{bad_input, catalogue, HttpServerRequest, RoleError};
-
-#[inline(always)]
-fn recorder() -> Option<&'static dyn Recorder> {
-    if COMPILED_OFF {
-        return None;
-    }
-    installed()
-}
 
 /// True when a backend is installed, i.e. when recording does anything.
 ///
@@ -33,7 +23,7 @@ fn recorder() -> Option<&'static dyn Recorder> {
 /// ```
 #[inline(always)]
 pub fn enabled() -> bool {
-    recorder().is_some()
+    try_load().is_some()
 }
 
 /// Records one rollout's wall time into `gym.rollout.duration_ms`.
@@ -44,7 +34,7 @@ pub fn enabled() -> bool {
 /// ```
 #[inline]
 pub fn record_rollout_duration(duration: Duration) {
-    if let Some(r) = recorder() {
+    if let Some(r) = try_load() {
         r.record_rollout_duration(duration);
     }
 }
@@ -58,7 +48,7 @@ pub fn record_rollout_duration(duration: Duration) {
 /// ```
 #[inline]
 pub fn record_rollout_duration_ms(duration_ms: f64) {
-    if let Some(r) = recorder() {
+    if let Some(r) = try_load() {
         if let Some(ms) = bad_input::accept(duration_ms, catalogue::ROLLOUT_DURATION.name) {
             r.record_rollout_duration_ms(ms);
         }
@@ -73,7 +63,7 @@ pub fn record_rollout_duration_ms(duration_ms: f64) {
 /// ```
 #[inline]
 pub fn record_verify(duration: Duration, succeeded: bool) {
-    if let Some(r) = recorder() {
+    if let Some(r) = try_load() {
         r.record_verify(duration, succeeded);
     }
 }
@@ -86,7 +76,7 @@ pub fn record_verify(duration: Duration, succeeded: bool) {
 /// ```
 #[inline]
 pub fn record_verify_ms(duration_ms: f64, succeeded: bool) {
-    if let Some(r) = recorder() {
+    if let Some(r) = try_load() {
         if let Some(ms) = bad_input::accept(duration_ms, catalogue::VERIFY_DURATION.name) {
             r.record_verify_ms(ms, succeeded);
         }
@@ -109,7 +99,7 @@ pub fn record_verify_ms(duration_ms: f64, succeeded: bool) {
 /// ```
 #[inline]
 pub fn record_http_server_request(request: &HttpServerRequest) {
-    if let Some(r) = recorder() {
+    if let Some(r) = try_load() {
         r.record_http_server_request(request);
     }
 }
@@ -130,7 +120,7 @@ pub fn record_http_server_request(request: &HttpServerRequest) {
 /// assert!(gym_metrics_api::record_active_servers(3).is_ok());
 /// ```
 pub fn record_active_servers(count: u64) -> Result<(), RoleError> {
-    let Some(r) = recorder() else {
+    let Some(r) = try_load() else {
         return Ok(());
     };
     if let Err(err) = check_writes_fleet_size(r.role()) {

@@ -1,33 +1,13 @@
-//! The process-wide install: a three-state atomic, as in `log`, so that exactly
-//! one recorder wins and reading it costs one atomic load and a branch.
+//! The process-wide install and what it hands back: the [`Installation`],
+//! the [`FleetSize`] capability, the declared [`role`]. The cell the
+//! recorder lives in, and its three states, are in `cell.rs`.
 
 use std::fmt;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
+use crate::cell;
+use crate::compiled_off::COMPILED_OFF;
 use crate::recorder::Recorder;
 use crate::Role;
-
-const UNINITIALIZED: usize = 0;
-const INITIALIZING: usize = 1;
-const INITIALIZED: usize = 2;
-
-static STATE: AtomicUsize = AtomicUsize::new(UNINITIALIZED);
-/// A leaked `Box<Box<dyn Recorder>>`: a thin pointer, null until installed,
-/// never freed once set.
-static RECORDER: AtomicPtr<Box<dyn Recorder>> = AtomicPtr::new(std::ptr::null_mut());
-
-/// The installed recorder, if any. One atomic load and a branch.
-#[inline(always)]
-pub(crate) fn installed() -> Option<&'static dyn Recorder> {
-    let ptr = RECORDER.load(Ordering::Acquire);
-    if ptr.is_null() {
-        return None;
-    }
-    // SAFETY: a non-null pointer was stored exactly once by `install` from a
-    // leaked box, which is never freed, and the acquire load above pairs with
-    // the release store there, so the recorder is fully initialised.
-    Some(unsafe { &**ptr })
-}
 
 /// Installs `recorder` as the process-wide backend. Succeeds once per process.
 ///
@@ -50,23 +30,7 @@ pub(crate) fn installed() -> Option<&'static dyn Recorder> {
 /// # Ok::<(), gym_metrics_api::SetRecorderError<NoopRecorder>>(())
 /// ```
 pub fn install<R: Recorder>(recorder: R) -> Result<Installation, SetRecorderError<R>> {
-    if STATE
-        .compare_exchange(
-            UNINITIALIZED,
-            INITIALIZING,
-            Ordering::Acquire,
-            Ordering::Relaxed,
-        )
-        .is_err()
-    {
-        return Err(SetRecorderError(recorder));
-    }
-    let boxed: Box<dyn Recorder> = Box::new(recorder);
-    let ptr = Box::into_raw(Box::new(boxed));
-    RECORDER.store(ptr, Ordering::Release);
-    STATE.store(INITIALIZED, Ordering::Release);
-    // SAFETY: `ptr` was just leaked from a box and is never freed.
-    let recorder: &'static dyn Recorder = unsafe { &**ptr };
+    let recorder = cell::set(recorder).map_err(SetRecorderError)?;
     Ok(Installation { recorder })
 }
 
@@ -77,7 +41,7 @@ pub fn install<R: Recorder>(recorder: R) -> Result<Installation, SetRecorderErro
 /// assert!(gym_metrics_api::role().is_none());
 /// ```
 pub fn role() -> Option<&'static Role> {
-    installed().map(|r| r.role())
+    cell::installed().map(|r| r.role())
 }
 
 /// What a successful [`install`] returns.
@@ -180,7 +144,7 @@ impl FleetSize {
     /// ```
     #[inline]
     pub fn set(&self, count: u64) {
-        if crate::compiled_off::COMPILED_OFF {
+        if COMPILED_OFF {
             return;
         }
         self.recorder.record_active_servers(count);

@@ -29,7 +29,7 @@
 //! ([`backend::CompiledOffError`]).
 //!
 //! The crate root is what a call site sees: the free functions, the timers,
-//! [`Role`], [`install`] and what it returns, and the HTTP request types (and
+//! [`Role`], [`install()`] and what it returns, and the HTTP request types (and
 //! layer). What only a backend needs (the [`backend::Recorder`] trait, the
 //! instrument catalogue, boundaries, the verify tally, resource helpers) is
 //! in [`backend`].
@@ -53,6 +53,7 @@ pub mod backend;
 mod bad_input;
 mod boundaries;
 mod catalogue;
+mod cell;
 mod compiled_off;
 mod facade;
 mod http_server;

@@ -5,7 +5,7 @@ use crate::catalogue::DEFAULT_DURATION_BOUNDARIES_MS;
 /// Why a list of bucket boundaries was rejected.
 ///
 /// ```
-/// use gym_metrics_api::{Boundaries, BoundariesError};
+/// use gym_metrics_api::backend::{Boundaries, BoundariesError};
 /// assert_eq!(Boundaries::new(vec![]).unwrap_err(), BoundariesError::Empty);
 /// ```
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -36,11 +36,11 @@ pub enum BoundariesError {
 /// Finite, strictly increasing histogram upper bounds (the `+Inf` bucket is implicit).
 ///
 /// ```
-/// use gym_metrics_api::Boundaries;
+/// use gym_metrics_api::backend::Boundaries;
 /// let b = Boundaries::new(vec![1.0, 10.0, 100.0])?;
 /// assert_eq!(b.as_slice(), &[1.0, 10.0, 100.0]);
 /// assert!(Boundaries::new(vec![1.0, 1.0]).is_err());
-/// # Ok::<(), gym_metrics_api::BoundariesError>(())
+/// # Ok::<(), gym_metrics_api::backend::BoundariesError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Boundaries(Vec<f64>);
@@ -49,7 +49,7 @@ impl Boundaries {
     /// Validates `bounds`: non-empty, all finite, strictly increasing.
     ///
     /// ```
-    /// use gym_metrics_api::{Boundaries, BoundariesError};
+    /// use gym_metrics_api::backend::{Boundaries, BoundariesError};
     /// assert!(matches!(Boundaries::new(vec![f64::NAN]), Err(BoundariesError::NotFinite { index: 0, .. })));
     /// ```
     pub fn new(bounds: Vec<f64>) -> Result<Self, BoundariesError> {
@@ -74,7 +74,9 @@ impl Boundaries {
     /// The catalogue's default duration boundaries, in milliseconds.
     ///
     /// ```
-    /// assert_eq!(gym_metrics_api::Boundaries::default_duration_ms().as_slice().len(), 15);
+    /// use gym_metrics_api::backend::{catalogue, Boundaries};
+    /// assert_eq!(Boundaries::default_duration_ms().as_slice(), catalogue::DEFAULT_DURATION_BOUNDARIES_MS);
+    /// assert_eq!(Boundaries::default(), Boundaries::default_duration_ms());
     /// ```
     pub fn default_duration_ms() -> Self {
         Self(DEFAULT_DURATION_BOUNDARIES_MS.to_vec())
@@ -83,7 +85,11 @@ impl Boundaries {
     /// The upper bounds, without the implicit `+Inf`.
     ///
     /// ```
-    /// assert_eq!(gym_metrics_api::Boundaries::default_duration_ms().as_slice()[0], 100.0);
+    /// let b = gym_metrics_api::backend::Boundaries::new(vec![1.0, 10.0])?;
+    /// assert_eq!(b.as_slice(), &[1.0, 10.0]);
+    /// // The implicit +Inf bucket is the one past the last bound.
+    /// assert_eq!(b.bucket_index(f64::MAX), b.as_slice().len());
+    /// # Ok::<(), gym_metrics_api::backend::BoundariesError>(())
     /// ```
     pub fn as_slice(&self) -> &[f64] {
         &self.0
@@ -94,7 +100,7 @@ impl Boundaries {
     /// A value equal to a bound falls in that bound's bucket (`le` is inclusive).
     ///
     /// ```
-    /// let b = gym_metrics_api::Boundaries::new(vec![1.0, 10.0]).unwrap();
+    /// let b = gym_metrics_api::backend::Boundaries::new(vec![1.0, 10.0]).unwrap();
     /// assert_eq!((b.bucket_index(1.0), b.bucket_index(5.0), b.bucket_index(11.0)), (0, 1, 2));
     /// ```
     #[inline]

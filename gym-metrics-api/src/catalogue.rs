@@ -4,8 +4,14 @@
 /// What kind of instrument a catalogue entry is.
 ///
 /// ```
-/// use gym_metrics_api::{catalogue, InstrumentKind};
-/// assert_eq!(catalogue::ROLLOUT_DURATION.kind, InstrumentKind::Histogram);
+/// use gym_metrics_api::backend::catalogue::{self, InstrumentKind};
+/// // A backend picks the instrument it creates by kind.
+/// let sdk_instrument = |kind| match kind {
+///     InstrumentKind::Histogram => "f64_histogram",
+///     InstrumentKind::Gauge => "f64_gauge",
+///     InstrumentKind::Counter => "u64_counter",
+/// };
+/// assert_eq!(sdk_instrument(catalogue::VERIFY_SUCCESS_RATE.kind), "f64_gauge");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum InstrumentKind {
@@ -20,9 +26,11 @@ pub enum InstrumentKind {
 /// One instrument of the contract.
 ///
 /// ```
-/// use gym_metrics_api::catalogue;
-/// let i = catalogue::VERIFY_DURATION;
-/// assert_eq!((i.name, i.unit), ("gym.verify.duration_ms", Some("ms")));
+/// use gym_metrics_api::backend::catalogue::{self, Instrument};
+/// // What a backend's HELP line is made of.
+/// let help = |i: Instrument| format!("{} [{}] {}", i.name, i.unit.unwrap_or("1"), i.description);
+/// assert!(help(catalogue::VERIFY_DURATION).starts_with("gym.verify.duration_ms [ms] Verification"));
+/// assert!(help(catalogue::VERIFY_SUCCESS_RATE).starts_with("gym.verify.success_rate [1] "));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Instrument {
@@ -39,7 +47,10 @@ pub struct Instrument {
 /// `gym.rollout.duration_ms`: wall time of one rollout, failed rollouts included.
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::catalogue::ROLLOUT_DURATION.name, "gym.rollout.duration_ms");
+/// use gym_metrics_api::backend::catalogue::ROLLOUT_DURATION;
+/// // The name carries the unit the backend records in: milliseconds.
+/// let unit = ROLLOUT_DURATION.unit.expect("a histogram has a unit");
+/// assert!(ROLLOUT_DURATION.name.ends_with(&format!("_{unit}")));
 /// ```
 pub const ROLLOUT_DURATION: Instrument = Instrument {
     name: "gym.rollout.duration_ms",
@@ -51,7 +62,10 @@ pub const ROLLOUT_DURATION: Instrument = Instrument {
 /// `gym.verify.duration_ms`: wall time of one verification.
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::catalogue::VERIFY_DURATION.unit, Some("ms"));
+/// use gym_metrics_api::backend::catalogue::{ROLLOUT_DURATION, VERIFY_DURATION};
+/// // Both duration histograms share a unit, so they share the default boundaries.
+/// assert_eq!(VERIFY_DURATION.unit, ROLLOUT_DURATION.unit);
+/// assert_ne!(VERIFY_DURATION.name, ROLLOUT_DURATION.name);
 /// ```
 pub const VERIFY_DURATION: Instrument = Instrument {
     name: "gym.verify.duration_ms",
@@ -64,7 +78,14 @@ pub const VERIFY_DURATION: Instrument = Instrument {
 /// since the process started (not a windowed rate: use the two counters for that).
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::catalogue::VERIFY_SUCCESS_RATE.unit, None);
+/// use gym_metrics_api::backend::{catalogue, VerifyTally};
+/// let tally = VerifyTally::new();
+/// for ok in [true, true, false, true] {
+///     tally.record(ok);
+/// }
+/// // What a backend observes under this name when it collects:
+/// let observed = tally.snapshot().success_rate().map(|v| (catalogue::VERIFY_SUCCESS_RATE.name, v));
+/// assert_eq!(observed, Some(("gym.verify.success_rate", 0.75)));
 /// ```
 pub const VERIFY_SUCCESS_RATE: Instrument = Instrument {
     name: "gym.verify.success_rate",
@@ -76,8 +97,12 @@ pub const VERIFY_SUCCESS_RATE: Instrument = Instrument {
 /// `gym.servers.active`: fleet size, written by the orchestrator process only.
 ///
 /// ```
-/// use gym_metrics_api::{catalogue, InstrumentKind};
-/// assert_eq!(catalogue::SERVERS_ACTIVE.kind, InstrumentKind::Gauge);
+/// use gym_metrics_api::backend::catalogue;
+/// use gym_metrics_api::Role;
+/// // A backend creates this gauge, at build time, only for a role that writes it.
+/// let fleet_gauge = |role: &Role| role.writes_fleet_size().then_some(catalogue::SERVERS_ACTIVE.name);
+/// assert_eq!(fleet_gauge(&Role::orchestrator()), Some("gym.servers.active"));
+/// assert_eq!(fleet_gauge(&Role::server("math-0", "resources")), None);
 /// ```
 pub const SERVERS_ACTIVE: Instrument = Instrument {
     name: "gym.servers.active",
@@ -94,8 +119,16 @@ pub const SERVERS_ACTIVE: Instrument = Instrument {
 /// `sum(rate(gym_verify_succeeded_total[5m])) / sum(rate(gym_verify_completed_total[5m]))`.
 ///
 /// ```
-/// use gym_metrics_api::{catalogue, InstrumentKind};
-/// assert_eq!(catalogue::VERIFY_COMPLETED.kind, InstrumentKind::Counter);
+/// use gym_metrics_api::backend::{catalogue, VerifyTally};
+/// let tally = VerifyTally::new();
+/// tally.record(false);
+/// tally.record(true);
+/// let counts = tally.snapshot();
+/// let exported = [
+///     (catalogue::VERIFY_COMPLETED.name, counts.completed),
+///     (catalogue::VERIFY_SUCCEEDED.name, counts.succeeded),
+/// ];
+/// assert_eq!(exported, [("gym.verify.completed", 2), ("gym.verify.succeeded", 1)]);
 /// ```
 pub const VERIFY_COMPLETED: Instrument = Instrument {
     name: "gym.verify.completed",
@@ -108,7 +141,10 @@ pub const VERIFY_COMPLETED: Instrument = Instrument {
 /// [`VERIFY_COMPLETED`]).
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::catalogue::VERIFY_SUCCEEDED.name, "gym.verify.succeeded");
+/// use gym_metrics_api::backend::catalogue::{VERIFY_COMPLETED, VERIFY_SUCCEEDED};
+/// // The two counters of one ratio: same kind, no unit.
+/// assert_eq!(VERIFY_SUCCEEDED.kind, VERIFY_COMPLETED.kind);
+/// assert_eq!((VERIFY_SUCCEEDED.unit, VERIFY_COMPLETED.unit), (None, None));
 /// ```
 pub const VERIFY_SUCCEEDED: Instrument = Instrument {
     name: "gym.verify.succeeded",
@@ -128,7 +164,7 @@ pub const VERIFY_SUCCEEDED: Instrument = Instrument {
 /// entry; it is listed so that the decision is written down where the names are.
 ///
 /// ```
-/// use gym_metrics_api::catalogue;
+/// use gym_metrics_api::backend::catalogue;
 /// assert!(!catalogue::EXPORTED.contains(&catalogue::SERVER_REQUEST_DURATION));
 /// ```
 pub const SERVER_REQUEST_DURATION: Instrument = Instrument {
@@ -148,8 +184,15 @@ pub const SERVER_REQUEST_DURATION: Instrument = Instrument {
 /// [`EXPORTED`]: that list holds the gym contract's attribute-free instruments.
 ///
 /// ```
-/// use gym_metrics_api::catalogue;
-/// assert_eq!(catalogue::HTTP_SERVER_REQUEST_DURATION.unit, Some("s"));
+/// use std::time::Duration;
+/// use gym_metrics_api::backend::catalogue::HTTP_SERVER_REQUEST_DURATION;
+/// use gym_metrics_api::{HttpMethod, HttpServerRequest, UrlScheme};
+/// let request = HttpServerRequest::new(
+///     HttpMethod::Get, Some("/health"), UrlScheme::Http, Some(200), Duration::from_millis(250),
+/// );
+/// // A request hands the backend its duration in this instrument's unit.
+/// assert_eq!(HTTP_SERVER_REQUEST_DURATION.unit, Some("s"));
+/// assert_eq!(request.duration_s(), 0.25);
 /// ```
 pub const HTTP_SERVER_REQUEST_DURATION: Instrument = Instrument {
     name: "http.server.request.duration",
@@ -162,8 +205,11 @@ pub const HTTP_SERVER_REQUEST_DURATION: Instrument = Instrument {
 /// [`HTTP_SERVER_REQUEST_DURATION`], in seconds.
 ///
 /// ```
-/// let b = gym_metrics_api::catalogue::HTTP_SERVER_DURATION_BOUNDARIES_S;
-/// assert_eq!((b[0], b[b.len() - 1]), (0.005, 10.0));
+/// use gym_metrics_api::backend::{catalogue, Boundaries};
+/// let b = Boundaries::new(catalogue::HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec())?;
+/// // A 40 ms request lands in the le=0.05 bucket.
+/// assert_eq!(b.as_slice()[b.bucket_index(0.040)], 0.05);
+/// # Ok::<(), gym_metrics_api::backend::BoundariesError>(())
 /// ```
 pub const HTTP_SERVER_DURATION_BOUNDARIES_S: [f64; 14] = [
     0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
@@ -172,7 +218,15 @@ pub const HTTP_SERVER_DURATION_BOUNDARIES_S: [f64; 14] = [
 /// Every instrument a backend exports, in a stable order.
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::catalogue::EXPORTED.len(), 6);
+/// use gym_metrics_api::backend::catalogue::{self, InstrumentKind};
+/// // A backend registers every entry; the counters are the last two.
+/// let counters: Vec<&str> = catalogue::EXPORTED
+///     .iter()
+///     .filter(|i| i.kind == InstrumentKind::Counter)
+///     .map(|i| i.name)
+///     .collect();
+/// assert_eq!(counters, ["gym.verify.completed", "gym.verify.succeeded"]);
+/// assert!(!catalogue::EXPORTED.contains(&catalogue::HTTP_SERVER_REQUEST_DURATION));
 /// ```
 pub const EXPORTED: [Instrument; 6] = [
     ROLLOUT_DURATION,
@@ -189,8 +243,11 @@ pub const EXPORTED: [Instrument; 6] = [
 /// boundaries stop at 10 s, so ours reach 3,600,000 ms.
 ///
 /// ```
-/// let b = gym_metrics_api::catalogue::DEFAULT_DURATION_BOUNDARIES_MS;
-/// assert_eq!((b[0], b[b.len() - 1]), (100.0, 3_600_000.0));
+/// use gym_metrics_api::backend::{catalogue, Boundaries};
+/// let b = Boundaries::new(catalogue::DEFAULT_DURATION_BOUNDARIES_MS.to_vec())?;
+/// // A 45-minute rollout still lands in a finite bucket (le = 1 h).
+/// assert!(b.bucket_index(45.0 * 60_000.0) < b.as_slice().len());
+/// # Ok::<(), gym_metrics_api::backend::BoundariesError>(())
 /// ```
 pub const DEFAULT_DURATION_BOUNDARIES_MS: [f64; 15] = [
     100.0,
@@ -227,8 +284,12 @@ mod tests {
 
     #[test]
     fn default_boundaries_are_valid() {
-        assert!(crate::Boundaries::new(DEFAULT_DURATION_BOUNDARIES_MS.to_vec()).is_ok());
-        assert!(crate::Boundaries::new(HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec()).is_ok());
+        assert!(
+            crate::boundaries::Boundaries::new(DEFAULT_DURATION_BOUNDARIES_MS.to_vec()).is_ok()
+        );
+        assert!(
+            crate::boundaries::Boundaries::new(HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec()).is_ok()
+        );
     }
 
     #[test]

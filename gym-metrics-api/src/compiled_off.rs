@@ -12,7 +12,7 @@ pub(crate) const COMPILED_OFF: bool = cfg!(feature = "off");
 /// calls from its `build()`; the message says how to fix the build.
 ///
 /// ```
-/// let e = gym_metrics_api::CompiledOffError;
+/// let e = gym_metrics_api::backend::CompiledOffError;
 /// assert!(e.to_string().contains("`off` feature"));
 /// assert!(e.to_string().contains("cargo tree"));
 /// ```
@@ -31,7 +31,7 @@ pub struct CompiledOffError;
 ///
 /// ```
 /// // This doc test is built without `off`.
-/// assert_eq!(gym_metrics_api::check_recording_compiled_in(), Ok(()));
+/// assert_eq!(gym_metrics_api::backend::check_recording_compiled_in(), Ok(()));
 /// ```
 pub const fn check_recording_compiled_in() -> Result<(), CompiledOffError> {
     if COMPILED_OFF {

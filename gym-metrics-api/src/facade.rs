@@ -7,32 +7,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::compiled_off::COMPILED_OFF;
-use crate::install::installed;
-use crate::{bad_input, catalogue, HttpServerRequest, Recorder, RoleError};
-
-#[inline(always)]
-fn recorder() -> Option<&'static dyn Recorder> {
-    if COMPILED_OFF {
-        return None;
-    }
-    installed()
-}
-
-/// Milliseconds as `f64`, for recorders that take them: whole nanoseconds
-/// (saturating at 584 years) times `1e-6`, one conversion and one
-/// multiplication where `as_secs_f64() * 1000.0` divides. A whole number of
-/// milliseconds (below 2^53 ns, 104 days) comes out exact: `1e-6` is off by
-/// under half an ulp of any product's integer part, so the product rounds
-/// back to that integer.
-#[inline(always)]
-pub(crate) fn millis(duration: Duration) -> f64 {
-    let nanos = duration
-        .as_secs()
-        .saturating_mul(1_000_000_000)
-        .saturating_add(u64::from(duration.subsec_nanos()));
-    nanos as f64 * 1e-6
-}
+use crate::cell::try_load;
+use crate::role::check_writes_fleet_size;
+use crate::{bad_input, catalogue, HttpServerRequest, RoleError};
 
 /// True when a backend is installed, i.e. when recording does anything.
 ///
@@ -46,7 +23,7 @@ pub(crate) fn millis(duration: Duration) -> f64 {
 /// ```
 #[inline(always)]
 pub fn enabled() -> bool {
-    recorder().is_some()
+    try_load().is_some()
 }
 
 /// Records one rollout's wall time into `gym.rollout.duration_ms`.
@@ -57,8 +34,8 @@ pub fn enabled() -> bool {
 /// ```
 #[inline]
 pub fn record_rollout_duration(duration: Duration) {
-    if let Some(r) = recorder() {
-        r.record_rollout_elapsed(duration);
+    if let Some(r) = try_load() {
+        r.record_rollout_duration(duration);
     }
 }
 
@@ -71,9 +48,9 @@ pub fn record_rollout_duration(duration: Duration) {
 /// ```
 #[inline]
 pub fn record_rollout_duration_ms(duration_ms: f64) {
-    if let Some(r) = recorder() {
+    if let Some(r) = try_load() {
         if let Some(ms) = bad_input::accept(duration_ms, catalogue::ROLLOUT_DURATION.name) {
-            r.record_rollout_duration(ms);
+            r.record_rollout_duration_ms(ms);
         }
     }
 }
@@ -86,8 +63,8 @@ pub fn record_rollout_duration_ms(duration_ms: f64) {
 /// ```
 #[inline]
 pub fn record_verify(duration: Duration, succeeded: bool) {
-    if let Some(r) = recorder() {
-        r.record_verify_elapsed(duration, succeeded);
+    if let Some(r) = try_load() {
+        r.record_verify(duration, succeeded);
     }
 }
 
@@ -99,9 +76,9 @@ pub fn record_verify(duration: Duration, succeeded: bool) {
 /// ```
 #[inline]
 pub fn record_verify_ms(duration_ms: f64, succeeded: bool) {
-    if let Some(r) = recorder() {
+    if let Some(r) = try_load() {
         if let Some(ms) = bad_input::accept(duration_ms, catalogue::VERIFY_DURATION.name) {
-            r.record_verify(ms, succeeded);
+            r.record_verify_ms(ms, succeeded);
         }
     }
 }
@@ -122,7 +99,7 @@ pub fn record_verify_ms(duration_ms: f64, succeeded: bool) {
 /// ```
 #[inline]
 pub fn record_http_server_request(request: &HttpServerRequest) {
-    if let Some(r) = recorder() {
+    if let Some(r) = try_load() {
         r.record_http_server_request(request);
     }
 }
@@ -143,13 +120,10 @@ pub fn record_http_server_request(request: &HttpServerRequest) {
 /// assert!(gym_metrics_api::record_active_servers(3).is_ok());
 /// ```
 pub fn record_active_servers(count: u64) -> Result<(), RoleError> {
-    let Some(r) = recorder() else {
+    let Some(r) = try_load() else {
         return Ok(());
     };
-    if !r.role().is_orchestrator() {
-        let err = RoleError {
-            role: r.role().clone(),
-        };
+    if let Err(err) = check_writes_fleet_size(r.role()) {
         static WARNED: AtomicBool = AtomicBool::new(false);
         if !WARNED.swap(true, Ordering::Relaxed) {
             log::warn!(target: "gym_metrics", "{err}");
@@ -158,28 +132,4 @@ pub fn record_active_servers(count: u64) -> Result<(), RoleError> {
     }
     r.record_active_servers(count);
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::millis;
-    use std::time::Duration;
-
-    #[test]
-    fn whole_milliseconds_convert_exactly_and_the_rest_closely() {
-        // Every whole millisecond up to 10 minutes, then strides up to 104 days.
-        let strided = (0..9_000_000_000u64).step_by(7_919_993);
-        for ms in (0..600_000u64).chain(strided) {
-            assert_eq!(millis(Duration::from_millis(ms)), ms as f64, "{ms} ms");
-        }
-        for nanos in [1u64, 999, 1_500_000, 123_456_789_012] {
-            let exact = nanos as f64 / 1e6;
-            let got = millis(Duration::from_nanos(nanos));
-            assert!(
-                (got - exact).abs() <= exact * 2.0 * f64::EPSILON,
-                "{nanos} ns: {got}"
-            );
-        }
-        assert!(millis(Duration::MAX).is_finite());
-    }
 }

@@ -1,32 +1,13 @@
-//! The process-wide install: a three-state atomic, as in `log`, so that exactly
-//! one recorder wins and reading it costs one atomic load and a branch.
+//! The process-wide install and what it hands back: the [`Installation`],
+//! the [`FleetSize`] capability, the declared [`role`]. The cell the
+//! recorder lives in, and its three states, are in `cell.rs`.
 
 use std::fmt;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
-use crate::{Recorder, Role};
-
-const UNINITIALIZED: usize = 0;
-const INITIALIZING: usize = 1;
-const INITIALIZED: usize = 2;
-
-static STATE: AtomicUsize = AtomicUsize::new(UNINITIALIZED);
-/// A leaked `Box<Box<dyn Recorder>>`: a thin pointer, null until installed,
-/// never freed once set.
-static RECORDER: AtomicPtr<Box<dyn Recorder>> = AtomicPtr::new(std::ptr::null_mut());
-
-/// The installed recorder, if any. One atomic load and a branch.
-#[inline(always)]
-pub(crate) fn installed() -> Option<&'static dyn Recorder> {
-    let ptr = RECORDER.load(Ordering::Acquire);
-    if ptr.is_null() {
-        return None;
-    }
-    // SAFETY: a non-null pointer was stored exactly once by `install` from a
-    // leaked box, which is never freed, and the acquire load above pairs with
-    // the release store there, so the recorder is fully initialised.
-    Some(unsafe { &**ptr })
-}
+use crate::cell;
+use crate::compiled_off::COMPILED_OFF;
+use crate::recorder::Recorder;
+use crate::Role;
 
 /// Installs `recorder` as the process-wide backend. Succeeds once per process.
 ///
@@ -38,31 +19,18 @@ pub(crate) fn installed() -> Option<&'static dyn Recorder> {
 /// [`SetRecorderError`], which hands the rejected recorder back.
 ///
 /// ```
-/// use gym_metrics_api::{install, NoopRecorder, Role};
+/// use gym_metrics_api::backend::{NoopRecorder, Recorder};
+/// use gym_metrics_api::{install, Role};
 /// let installation = install(NoopRecorder::new(Role::orchestrator()))?;
 /// assert!(installation.fleet_size().is_some());
-/// let again = install(NoopRecorder::new(Role::orchestrator())).unwrap_err();
-/// let _recorder_back: NoopRecorder = again.into_inner();
+/// let again = install(NoopRecorder::new(Role::server("late-0", "agent"))).unwrap_err();
+/// let rejected: NoopRecorder = again.into_inner();
+/// assert_eq!(rejected.role().name(), "late-0"); // handed back
+/// assert!(gym_metrics_api::role().unwrap().is_orchestrator()); // the first stays
 /// # Ok::<(), gym_metrics_api::SetRecorderError<NoopRecorder>>(())
 /// ```
 pub fn install<R: Recorder>(recorder: R) -> Result<Installation, SetRecorderError<R>> {
-    if STATE
-        .compare_exchange(
-            UNINITIALIZED,
-            INITIALIZING,
-            Ordering::Acquire,
-            Ordering::Relaxed,
-        )
-        .is_err()
-    {
-        return Err(SetRecorderError(recorder));
-    }
-    let boxed: Box<dyn Recorder> = Box::new(recorder);
-    let ptr = Box::into_raw(Box::new(boxed));
-    RECORDER.store(ptr, Ordering::Release);
-    STATE.store(INITIALIZED, Ordering::Release);
-    // SAFETY: `ptr` was just leaked from a box and is never freed.
-    let recorder: &'static dyn Recorder = unsafe { &**ptr };
+    let recorder = cell::set(recorder).map_err(SetRecorderError)?;
     Ok(Installation { recorder })
 }
 
@@ -73,13 +41,14 @@ pub fn install<R: Recorder>(recorder: R) -> Result<Installation, SetRecorderErro
 /// assert!(gym_metrics_api::role().is_none());
 /// ```
 pub fn role() -> Option<&'static Role> {
-    installed().map(|r| r.role())
+    cell::installed().map(|r| r.role())
 }
 
 /// What a successful [`install`] returns.
 ///
 /// ```
-/// use gym_metrics_api::{install, NoopRecorder, Role};
+/// use gym_metrics_api::backend::NoopRecorder;
+/// use gym_metrics_api::{install, Role};
 /// let installation = install(NoopRecorder::new(Role::server("s-0", "resources"))).unwrap();
 /// assert!(installation.fleet_size().is_none()); // servers cannot write the fleet size
 /// assert_eq!(installation.role().name(), "s-0");
@@ -93,7 +62,8 @@ impl Installation {
     /// The role this process declared.
     ///
     /// ```
-    /// # use gym_metrics_api::{install, NoopRecorder, Role};
+    /// # use gym_metrics_api::backend::NoopRecorder;
+    /// # use gym_metrics_api::{install, Role};
     /// let i = install(NoopRecorder::new(Role::orchestrator())).unwrap();
     /// assert!(i.role().is_orchestrator());
     /// ```
@@ -105,12 +75,14 @@ impl Installation {
     /// orchestrator install only, so server code cannot even express the call.
     ///
     /// ```
-    /// # use gym_metrics_api::{install, NoopRecorder, Role};
+    /// # use gym_metrics_api::backend::NoopRecorder;
+    /// # use gym_metrics_api::{install, Role};
     /// let i = install(NoopRecorder::new(Role::orchestrator())).unwrap();
-    /// i.fleet_size().expect("orchestrator").set(4);
+    /// assert!(i.role().writes_fleet_size());
+    /// assert!(i.fleet_size().is_some());
     /// ```
     pub fn fleet_size(&self) -> Option<FleetSize> {
-        self.role().is_orchestrator().then_some(FleetSize {
+        self.role().writes_fleet_size().then_some(FleetSize {
             recorder: self.recorder,
         })
     }
@@ -129,10 +101,22 @@ impl fmt::Debug for Installation {
 /// Only [`Installation::fleet_size`] on an orchestrator install creates one.
 ///
 /// ```
-/// # use gym_metrics_api::{install, NoopRecorder, Role};
-/// let fleet = install(NoopRecorder::new(Role::orchestrator())).unwrap().fleet_size().unwrap();
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use gym_metrics_api::backend::Recorder;
+/// use gym_metrics_api::{install, Role};
+/// static EXPORTED: AtomicU64 = AtomicU64::new(u64::MAX);
+/// struct Gauge(Role);
+/// impl Recorder for Gauge {
+///     fn role(&self) -> &Role { &self.0 }
+///     fn record_rollout_duration_ms(&self, _ms: f64) {}
+///     fn record_verify_ms(&self, _ms: f64, _ok: bool) {}
+///     fn record_active_servers(&self, n: u64) { EXPORTED.store(n, Ordering::Relaxed) }
+/// }
+/// let fleet = install(Gauge(Role::orchestrator())).unwrap().fleet_size().unwrap();
 /// fleet.set(3);
+/// assert_eq!(EXPORTED.load(Ordering::Relaxed), 3);
 /// fleet.set(0); // at shutdown
+/// assert_eq!(EXPORTED.load(Ordering::Relaxed), 0);
 /// ```
 #[derive(Clone, Copy)]
 pub struct FleetSize {
@@ -143,13 +127,24 @@ impl FleetSize {
     /// Sets the fleet size. Never fails, never blocks.
     ///
     /// ```
-    /// # use gym_metrics_api::{install, NoopRecorder, Role};
-    /// # let fleet = install(NoopRecorder::new(Role::orchestrator())).unwrap().fleet_size().unwrap();
+    /// # use std::sync::atomic::{AtomicU64, Ordering};
+    /// # use gym_metrics_api::backend::Recorder;
+    /// # use gym_metrics_api::{install, Role};
+    /// # static EXPORTED: AtomicU64 = AtomicU64::new(0);
+    /// # struct Gauge(Role);
+    /// # impl Recorder for Gauge {
+    /// #     fn role(&self) -> &Role { &self.0 }
+    /// #     fn record_rollout_duration_ms(&self, _ms: f64) {}
+    /// #     fn record_verify_ms(&self, _ms: f64, _ok: bool) {}
+    /// #     fn record_active_servers(&self, n: u64) { EXPORTED.store(n, Ordering::Relaxed) }
+    /// # }
+    /// # let fleet = install(Gauge(Role::orchestrator())).unwrap().fleet_size().unwrap();
     /// fleet.set(2);
+    /// assert_eq!(EXPORTED.load(Ordering::Relaxed), 2); // what the backend's gauge now holds
     /// ```
     #[inline]
     pub fn set(&self, count: u64) {
-        if crate::compiled_off::COMPILED_OFF {
+        if COMPILED_OFF {
             return;
         }
         self.recorder.record_active_servers(count);
@@ -165,8 +160,9 @@ impl fmt::Debug for FleetSize {
 /// A recorder was already installed; the rejected one is handed back.
 ///
 /// ```
-/// use gym_metrics_api::{install, NoopRecorder, Role};
-/// let _ = install(NoopRecorder::new(Role::orchestrator()));
+/// use gym_metrics_api::backend::NoopRecorder;
+/// use gym_metrics_api::{install, Role};
+/// install(NoopRecorder::new(Role::orchestrator())).unwrap();
 /// let err = install(NoopRecorder::new(Role::orchestrator())).unwrap_err();
 /// assert!(err.to_string().contains("already installed"));
 /// ```
@@ -176,10 +172,11 @@ impl<R> SetRecorderError<R> {
     /// The recorder that was not installed.
     ///
     /// ```
-    /// # use gym_metrics_api::{install, NoopRecorder, Role};
-    /// # let _ = install(NoopRecorder::new(Role::orchestrator()));
-    /// let back = install(NoopRecorder::new(Role::orchestrator())).unwrap_err().into_inner();
-    /// # let _ = back;
+    /// # use gym_metrics_api::backend::{NoopRecorder, Recorder};
+    /// # use gym_metrics_api::{install, Role};
+    /// install(NoopRecorder::new(Role::orchestrator())).unwrap();
+    /// let back = install(NoopRecorder::new(Role::server("s-1", "resources"))).unwrap_err().into_inner();
+    /// assert_eq!(back.role().name(), "s-1");
     /// ```
     pub fn into_inner(self) -> R {
         self.0

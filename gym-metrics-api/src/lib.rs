@@ -18,7 +18,7 @@
 //! bounded set (see [`HttpServerRequest`]).
 //!
 //! `gym.server.request_duration_ms` is deliberately never exported (see
-//! [`catalogue::SERVER_REQUEST_DURATION`]).
+//! [`backend::catalogue::SERVER_REQUEST_DURATION`]).
 //!
 //! Libraries call the free functions; an application installs one backend
 //! (`gym-metrics-prom`, `gym-metrics-otel`, or `gym-metrics-noop`). Until
@@ -26,11 +26,18 @@
 //! application (never a library: Cargo unifies features) may turn on this
 //! crate's `off` feature beside the no-op backend to compile every call to
 //! nothing; a recording backend built into such a program refuses to start
-//! ([`CompiledOffError`]).
+//! ([`backend::CompiledOffError`]).
+//!
+//! The crate root is what a call site sees: the free functions, the timers,
+//! [`Role`], [`install()`] and what it returns, and the HTTP request types (and
+//! layer). What only a backend needs (the [`backend::Recorder`] trait, the
+//! instrument catalogue, boundaries, the verify tally, resource helpers) is
+//! in [`backend`].
 //!
 //! ```
 //! use std::time::Duration;
-//! use gym_metrics_api::{install, record_verify, NoopRecorder, Role};
+//! use gym_metrics_api::backend::NoopRecorder;
+//! use gym_metrics_api::{install, record_verify, Role};
 //!
 //! // In a server process, once at start-up:
 //! let installation = install(NoopRecorder::new(Role::server("math-0", "resources"))).unwrap();
@@ -42,35 +49,32 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
+pub mod backend;
 mod bad_input;
 mod boundaries;
-pub mod catalogue;
+mod catalogue;
+mod cell;
 mod compiled_off;
 mod facade;
 mod http_server;
 mod install;
 mod recorder;
-pub mod resource;
-pub mod role;
+mod resource;
+mod role;
 mod tally;
 mod timer;
+mod units;
 
 pub use bad_input::dropped_values;
-pub use boundaries::{Boundaries, BoundariesError};
-pub use catalogue::{Instrument, InstrumentKind};
-pub use compiled_off::{check_recording_compiled_in, CompiledOffError};
 pub use facade::{
     enabled, record_active_servers, record_http_server_request, record_rollout_duration,
     record_rollout_duration_ms, record_verify, record_verify_ms,
 };
 pub use http_server::{
-    status_code_str, HttpMethod, HttpServerRequest, HttpServerRequestTimer, RouteTable,
-    RouteTableError, UrlScheme, ERROR_TYPE_OTHER,
+    HttpMethod, HttpServerRequest, HttpServerRequestTimer, RouteTable, RouteTableError, UrlScheme,
 };
 #[cfg(feature = "tower")]
 pub use http_server::{HttpServerMetrics, HttpServerMetricsFuture, HttpServerMetricsLayer};
 pub use install::{install, role, FleetSize, Installation, SetRecorderError};
-pub use recorder::{NoopRecorder, Recorder};
 pub use role::{Role, RoleError};
-pub use tally::{VerifyCounts, VerifyTally};
 pub use timer::{RolloutTimer, VerifyTimer};

@@ -2,59 +2,97 @@
 
 use std::time::Duration;
 
+use crate::units::duration_ms;
 use crate::{HttpServerRequest, Role};
 
 /// A metrics backend: what the facade forwards every record call to.
 ///
+/// Each method has the name of the facade function that calls it: the
+/// [`Duration`] methods ([`Recorder::record_rollout_duration`],
+/// [`Recorder::record_verify`]) take the time as measured, their `_ms` twins
+/// take milliseconds.
+/// A backend must implement the `_ms` methods; the `Duration` ones convert to them unless overridden.
+///
 /// Implementations must be cheap, must never block on export, and must never
 /// panic. Values reaching them are already validated: durations are finite and
-/// non-negative milliseconds. `record_active_servers` is only forwarded for an
-/// orchestrator role; a backend should still ignore it for any other role.
+/// non-negative milliseconds. `record_active_servers` is only forwarded when
+/// the role [writes the fleet size](Role::writes_fleet_size); a backend reads
+/// that same rule once, when it is built, to decide whether it has a fleet
+/// gauge at all.
 ///
 /// ```
-/// use gym_metrics_api::{Recorder, Role};
-/// struct Print(Role);
-/// impl Recorder for Print {
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use gym_metrics_api::backend::Recorder;
+/// use gym_metrics_api::Role;
+/// struct Sum(Role, AtomicU64);
+/// impl Recorder for Sum {
 ///     fn role(&self) -> &Role { &self.0 }
-///     fn record_rollout_duration(&self, ms: f64) { println!("rollout {ms} ms") }
-///     fn record_verify(&self, ms: f64, ok: bool) { println!("verify {ms} ms ok={ok}") }
-///     fn record_active_servers(&self, n: u64) { println!("{n} servers") }
+///     fn record_rollout_duration_ms(&self, ms: f64) { self.1.fetch_add(ms as u64, Ordering::Relaxed); }
+///     fn record_verify_ms(&self, _ms: f64, _ok: bool) {}
+///     fn record_active_servers(&self, _n: u64) {}
 /// }
-/// Print(Role::orchestrator()).record_rollout_duration(12.0);
+/// let sum = Sum(Role::orchestrator(), AtomicU64::new(0));
+/// sum.record_rollout_duration_ms(12.0);
+/// sum.record_rollout_duration(std::time::Duration::from_millis(30)); // converted to 30.0 ms
+/// assert_eq!(sum.1.load(Ordering::Relaxed), 42);
 /// ```
 pub trait Recorder: Send + Sync + 'static {
     /// The role this process declared; fixed for the recorder's life.
     fn role(&self) -> &Role;
-    /// One rollout's wall time, in milliseconds.
-    fn record_rollout_duration(&self, duration_ms: f64);
-    /// One verification's wall time, in milliseconds, and whether it succeeded.
-    fn record_verify(&self, duration_ms: f64, succeeded: bool);
+    /// One rollout's wall time, in milliseconds: what the facade's
+    /// [`crate::record_rollout_duration_ms`] calls.
+    fn record_rollout_duration_ms(&self, duration_ms: f64);
+    /// One verification's wall time, in milliseconds, and whether it
+    /// succeeded: what the facade's [`crate::record_verify_ms`] calls.
+    fn record_verify_ms(&self, duration_ms: f64, succeeded: bool);
     /// The fleet size (orchestrator only).
     fn record_active_servers(&self, count: u64);
     /// One rollout's wall time as measured: what the facade's
     /// [`crate::record_rollout_duration`] and the timers call. The default
-    /// converts to milliseconds for [`Recorder::record_rollout_duration`]; a
+    /// converts to milliseconds for [`Recorder::record_rollout_duration_ms`]; a
     /// backend that keeps integer time overrides it and skips the float.
     ///
     /// ```
-    /// use gym_metrics_api::{NoopRecorder, Recorder, Role};
-    /// NoopRecorder::new(Role::orchestrator()).record_rollout_elapsed(std::time::Duration::from_millis(120));
+    /// use std::sync::Mutex;
+    /// use gym_metrics_api::backend::Recorder;
+    /// use gym_metrics_api::Role;
+    /// struct Last(Role, Mutex<f64>);
+    /// impl Recorder for Last {
+    ///     fn role(&self) -> &Role { &self.0 }
+    ///     fn record_rollout_duration_ms(&self, ms: f64) { *self.1.lock().unwrap() = ms; }
+    ///     fn record_verify_ms(&self, _ms: f64, _ok: bool) {}
+    ///     fn record_active_servers(&self, _n: u64) {}
+    /// }
+    /// let last = Last(Role::orchestrator(), Mutex::new(0.0));
+    /// last.record_rollout_duration(std::time::Duration::from_micros(1_500));
+    /// assert_eq!(*last.1.lock().unwrap(), 1.5);
     /// ```
     #[inline]
-    fn record_rollout_elapsed(&self, elapsed: Duration) {
-        self.record_rollout_duration(crate::facade::millis(elapsed));
+    fn record_rollout_duration(&self, duration: Duration) {
+        self.record_rollout_duration_ms(duration_ms(duration));
     }
     /// One verification's wall time as measured, and its outcome: what the
     /// facade's [`crate::record_verify`] and the timers call. The default
-    /// converts to milliseconds for [`Recorder::record_verify`].
+    /// converts to milliseconds for [`Recorder::record_verify_ms`].
     ///
     /// ```
-    /// use gym_metrics_api::{NoopRecorder, Recorder, Role};
-    /// NoopRecorder::new(Role::orchestrator()).record_verify_elapsed(std::time::Duration::from_millis(40), true);
+    /// use std::sync::Mutex;
+    /// use gym_metrics_api::backend::Recorder;
+    /// use gym_metrics_api::Role;
+    /// struct Last(Role, Mutex<(f64, bool)>);
+    /// impl Recorder for Last {
+    ///     fn role(&self) -> &Role { &self.0 }
+    ///     fn record_rollout_duration_ms(&self, _ms: f64) {}
+    ///     fn record_verify_ms(&self, ms: f64, ok: bool) { *self.1.lock().unwrap() = (ms, ok); }
+    ///     fn record_active_servers(&self, _n: u64) {}
+    /// }
+    /// let last = Last(Role::orchestrator(), Mutex::new((0.0, false)));
+    /// last.record_verify(std::time::Duration::from_millis(40), true);
+    /// assert_eq!(*last.1.lock().unwrap(), (40.0, true));
     /// ```
     #[inline]
-    fn record_verify_elapsed(&self, elapsed: Duration, succeeded: bool) {
-        self.record_verify(crate::facade::millis(elapsed), succeeded);
+    fn record_verify(&self, duration: Duration, succeeded: bool) {
+        self.record_verify_ms(duration_ms(duration), succeeded);
     }
     /// One finished HTTP server request, for `http.server.request.duration`
     /// (seconds). Every attribute is already a bounded label value (see
@@ -62,9 +100,24 @@ pub trait Recorder: Send + Sync + 'static {
     /// written before this instrument existed keeps compiling.
     ///
     /// ```
-    /// use gym_metrics_api::{HttpMethod, HttpServerRequest, NoopRecorder, Recorder, Role, UrlScheme};
+    /// use std::sync::Mutex;
+    /// use gym_metrics_api::backend::Recorder;
+    /// use gym_metrics_api::{HttpMethod, HttpServerRequest, Role, UrlScheme};
+    /// struct Routes(Role, Mutex<Vec<(&'static str, &'static str)>>);
+    /// impl Recorder for Routes {
+    ///     fn role(&self) -> &Role { &self.0 }
+    ///     fn record_rollout_duration_ms(&self, _ms: f64) {}
+    ///     fn record_verify_ms(&self, _ms: f64, _ok: bool) {}
+    ///     fn record_active_servers(&self, _n: u64) {}
+    ///     fn record_http_server_request(&self, r: &HttpServerRequest) {
+    ///         let status = r.status_code_str().unwrap_or("none");
+    ///         self.1.lock().unwrap().push((r.route().unwrap_or("unmatched"), status));
+    ///     }
+    /// }
+    /// let routes = Routes(Role::server("s-0", "resources"), Mutex::new(Vec::new()));
     /// let request = HttpServerRequest::new(HttpMethod::Get, None, UrlScheme::Http, Some(404), Default::default());
-    /// NoopRecorder::new(Role::orchestrator()).record_http_server_request(&request);
+    /// routes.record_http_server_request(&request);
+    /// assert_eq!(*routes.1.lock().unwrap(), [("unmatched", "404")]);
     /// ```
     #[inline]
     fn record_http_server_request(&self, request: &HttpServerRequest) {
@@ -75,9 +128,10 @@ pub trait Recorder: Send + Sync + 'static {
 /// A recorder that records nothing; what a no-op backend installs.
 ///
 /// ```
-/// use gym_metrics_api::{NoopRecorder, Recorder, Role};
+/// use gym_metrics_api::backend::{NoopRecorder, Recorder};
+/// use gym_metrics_api::Role;
 /// let r = NoopRecorder::new(Role::orchestrator());
-/// r.record_verify(1.0, true);
+/// r.record_verify_ms(1.0, true);
 /// assert!(r.role().is_orchestrator());
 /// ```
 #[derive(Debug, Clone)]
@@ -89,7 +143,9 @@ impl NoopRecorder {
     /// A no-op recorder for `role`.
     ///
     /// ```
-    /// let _ = gym_metrics_api::NoopRecorder::new(gym_metrics_api::Role::orchestrator());
+    /// use gym_metrics_api::backend::{NoopRecorder, Recorder};
+    /// let r = NoopRecorder::new(gym_metrics_api::Role::server("agent-0", "agent"));
+    /// assert_eq!(r.role().server_type(), "agent");
     /// ```
     pub fn new(role: Role) -> Self {
         Self { role }
@@ -101,9 +157,9 @@ impl Recorder for NoopRecorder {
         &self.role
     }
     #[inline]
-    fn record_rollout_duration(&self, _duration_ms: f64) {}
+    fn record_rollout_duration_ms(&self, _duration_ms: f64) {}
     #[inline]
-    fn record_verify(&self, _duration_ms: f64, _succeeded: bool) {}
+    fn record_verify_ms(&self, _duration_ms: f64, _succeeded: bool) {}
     #[inline]
     fn record_active_servers(&self, _count: u64) {}
 }

@@ -13,9 +13,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// random-number crate.
 ///
 /// ```
-/// let id = gym_metrics_api::resource::new_instance_id();
+/// use gym_metrics_api::backend::resource::new_instance_id;
+/// let id = new_instance_id();
 /// assert_eq!(id.len(), 36);
-/// assert_ne!(id, gym_metrics_api::resource::new_instance_id());
+/// assert_ne!(id, new_instance_id());
 /// ```
 pub fn new_instance_id() -> String {
     let nanos = SystemTime::now()
@@ -47,7 +48,13 @@ pub fn new_instance_id() -> String {
 /// What a `key=value` list must look like, for error messages.
 ///
 /// ```
-/// assert!(gym_metrics_api::resource::KEY_VALUE_LIST_FORMAT.contains("key=value"));
+/// use gym_metrics_api::backend::resource::{parse_key_value_list, KEY_VALUE_LIST_FORMAT};
+/// let value = "team";
+/// let error = parse_key_value_list(value)
+///     .is_none()
+///     .then(|| format!("OTEL_RESOURCE_ATTRIBUTES={value:?} is not {KEY_VALUE_LIST_FORMAT}"));
+/// let error = error.expect("`team` has no `=`");
+/// assert!(error.starts_with(r#"OTEL_RESOURCE_ATTRIBUTES="team" is not a comma-separated list"#));
 /// ```
 pub const KEY_VALUE_LIST_FORMAT: &str =
     "a comma-separated list of key=value pairs with percent-encoded values, e.g. k1=v1,k2=a%20b";
@@ -60,7 +67,7 @@ pub const KEY_VALUE_LIST_FORMAT: &str =
 /// non-UTF-8 `%XX` escape; the caller names its variable and the value.
 ///
 /// ```
-/// use gym_metrics_api::resource::parse_key_value_list;
+/// use gym_metrics_api::backend::resource::parse_key_value_list;
 /// let pairs = parse_key_value_list("team=rl, note=a%2Cb").unwrap();
 /// assert_eq!(pairs, vec![("team".into(), "rl".into()), ("note".into(), "a,b".into())]);
 /// assert_eq!(parse_key_value_list("team"), None);

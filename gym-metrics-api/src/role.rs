@@ -59,15 +59,18 @@ impl Role {
         matches!(self, Role::Orchestrator)
     }
 
-    /// THE role rule: only the orchestrator writes `gym.servers.active`
-    /// (it launched the fleet, so it alone knows the fleet size). Every
-    /// decision about the fleet size asks this one method; a backend asks it
-    /// once, when it is built, whether to have a fleet gauge at all.
+    /// THE role rule: only the orchestrator writes `gym.servers.active`.
+    ///
+    /// Only the orchestrator launches the fleet, so only it knows its size; a
+    /// gauge written by more than one process would export whichever wrote
+    /// last. The facade's runtime check, [`crate::Installation::fleet_size`]
+    /// and every backend's choice (at build time) of whether it has a fleet
+    /// gauge at all read this one function.
     ///
     /// ```
     /// use gym_metrics_api::Role;
     /// assert!(Role::orchestrator().writes_fleet_size());
-    /// assert!(!Role::server("math-verifier-0", "resources").writes_fleet_size());
+    /// assert!(!Role::server("math-0", "resources").writes_fleet_size());
     /// ```
     pub fn writes_fleet_size(&self) -> bool {
         self.is_orchestrator()
@@ -151,27 +154,49 @@ impl fmt::Display for Role {
 /// The base of `service.name` when `OTEL_SERVICE_NAME` is not set.
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::role::DEFAULT_SERVICE_NAME, "gym");
+/// use gym_metrics_api::backend::DEFAULT_SERVICE_NAME;
+/// use gym_metrics_api::Role;
+/// let without_env = Role::orchestrator().service_name(None);
+/// assert_eq!(without_env, format!("{DEFAULT_SERVICE_NAME}/orchestrator"));
 /// ```
 pub const DEFAULT_SERVICE_NAME: &str = "gym";
 /// Resource attribute carrying [`Role::kind`].
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::role::ROLE_ATTRIBUTE, "gym.role");
+/// use gym_metrics_api::backend::ROLE_ATTRIBUTE;
+/// use gym_metrics_api::Role;
+/// let attrs = Role::server("s-0", "resources").resource_attributes();
+/// assert!(attrs.contains(&(ROLE_ATTRIBUTE, "server".to_string())));
 /// ```
 pub const ROLE_ATTRIBUTE: &str = "gym.role";
 /// Resource attribute carrying [`Role::name`].
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::role::SERVER_NAME_ATTRIBUTE, "gym.server.name");
+/// use gym_metrics_api::backend::SERVER_NAME_ATTRIBUTE;
+/// use gym_metrics_api::Role;
+/// let attrs = Role::server("math-0", "resources").resource_attributes();
+/// assert!(attrs.contains(&(SERVER_NAME_ATTRIBUTE, "math-0".to_string())));
 /// ```
 pub const SERVER_NAME_ATTRIBUTE: &str = "gym.server.name";
 /// Resource attribute carrying [`Role::server_type`].
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::role::SERVER_TYPE_ATTRIBUTE, "gym.server.type");
+/// use gym_metrics_api::backend::SERVER_TYPE_ATTRIBUTE;
+/// use gym_metrics_api::Role;
+/// let attrs = Role::orchestrator().resource_attributes();
+/// assert!(attrs.contains(&(SERVER_TYPE_ATTRIBUTE, "orchestrator".to_string())));
 /// ```
 pub const SERVER_TYPE_ATTRIBUTE: &str = "gym.server.type";
+
+/// `Ok` when `role` may write `gym.servers.active` ([`Role::writes_fleet_size`]),
+/// otherwise the [`RoleError`] naming it: the facade's runtime refusal.
+pub(crate) fn check_writes_fleet_size(role: &Role) -> Result<(), RoleError> {
+    if role.writes_fleet_size() {
+        Ok(())
+    } else {
+        Err(RoleError { role: role.clone() })
+    }
+}
 
 /// `gym.servers.active` was written from a process that is not the orchestrator.
 /// Nothing was recorded.
@@ -186,4 +211,22 @@ pub const SERVER_TYPE_ATTRIBUTE: &str = "gym.server.type";
 pub struct RoleError {
     /// The role this process declared at install.
     pub role: Role,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_refusal_follows_the_rule_and_names_the_role() {
+        assert_eq!(check_writes_fleet_size(&Role::orchestrator()), Ok(()));
+        let server = Role::server("agent-3", "agent");
+        assert_eq!(
+            check_writes_fleet_size(&server),
+            Err(RoleError {
+                role: server.clone()
+            })
+        );
+        assert!(!server.writes_fleet_size());
+    }
 }

@@ -5,9 +5,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use gym_metrics_api::{
-    HttpMethod, HttpServerRequest, HttpServerRequestTimer, Recorder, Role, UrlScheme,
-};
+use gym_metrics_api::backend::Recorder;
+use gym_metrics_api::{HttpMethod, HttpServerRequest, HttpServerRequestTimer, Role, UrlScheme};
 
 static CALLS: AtomicU64 = AtomicU64::new(0);
 
@@ -16,10 +15,10 @@ impl Recorder for Spy {
     fn role(&self) -> &Role {
         &self.0
     }
-    fn record_rollout_duration(&self, _: f64) {
+    fn record_rollout_duration_ms(&self, _: f64) {
         CALLS.fetch_add(1, Ordering::SeqCst);
     }
-    fn record_verify(&self, _: f64, _: bool) {
+    fn record_verify_ms(&self, _: f64, _: bool) {
         CALLS.fetch_add(1, Ordering::SeqCst);
     }
     fn record_active_servers(&self, _: u64) {
@@ -60,7 +59,7 @@ fn nothing_reaches_any_recorder() {
     assert!(gym_metrics_api::role().unwrap().is_orchestrator());
     // And a recording backend would be told, before it builds anything.
     assert_eq!(
-        gym_metrics_api::check_recording_compiled_in(),
-        Err(gym_metrics_api::CompiledOffError)
+        gym_metrics_api::backend::check_recording_compiled_in(),
+        Err(gym_metrics_api::backend::CompiledOffError)
     );
 }

@@ -8,9 +8,9 @@ use std::pin::pin;
 use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 
+use gym_metrics_api::backend::Recorder;
 use gym_metrics_api::{
-    install, HttpMethod, HttpServerMetricsLayer, HttpServerRequest, Recorder, Role, RouteTable,
-    UrlScheme,
+    install, HttpMethod, HttpServerMetricsLayer, HttpServerRequest, Role, RouteTable, UrlScheme,
 };
 use tower::{service_fn, Layer, Service};
 
@@ -21,8 +21,8 @@ impl Recorder for Capture {
     fn role(&self) -> &Role {
         &self.0
     }
-    fn record_rollout_duration(&self, _: f64) {}
-    fn record_verify(&self, _: f64, _: bool) {}
+    fn record_rollout_duration_ms(&self, _: f64) {}
+    fn record_verify_ms(&self, _: f64, _: bool) {}
     fn record_active_servers(&self, _: u64) {}
     fn record_http_server_request(&self, request: &HttpServerRequest) {
         SEEN.lock().unwrap().push(*request);
@@ -36,8 +36,8 @@ impl Recorder for Old {
     fn role(&self) -> &Role {
         &self.0
     }
-    fn record_rollout_duration(&self, _: f64) {}
-    fn record_verify(&self, _: f64, _: bool) {}
+    fn record_rollout_duration_ms(&self, _: f64) {}
+    fn record_verify_ms(&self, _: f64, _: bool) {}
     fn record_active_servers(&self, _: u64) {}
 }
 

@@ -29,7 +29,8 @@
 //! ```
 #![deny(missing_docs)]
 
-use gym_metrics_api::{install, FleetSize, Installation, NoopRecorder, Role, SetRecorderError};
+use gym_metrics_api::backend::NoopRecorder;
+use gym_metrics_api::{install, FleetSize, Installation, Role, SetRecorderError};
 
 /// Builds the no-op backend.
 ///

@@ -4,7 +4,8 @@
 use std::io::Write;
 use std::time::Duration;
 
-use gym_metrics_api::{Boundaries, BoundariesError, Role};
+use gym_metrics_api::backend::{Boundaries, BoundariesError};
+use gym_metrics_api::Role;
 
 use crate::console_writer::ConsoleWriter;
 use crate::endpoint::Endpoint;
@@ -36,9 +37,10 @@ pub(crate) const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 ///     .export_interval(Duration::from_secs(5))
 ///     .shutdown_timeout(Duration::from_secs(2))
 ///     .histogram_boundaries(vec![10.0, 100.0, 1000.0])?;
-/// // `builder.install()?` would start exporting and return the guard.
-/// # let _ = builder;
-/// # Ok::<(), gym_metrics_api::BoundariesError>(())
+/// // `builder.install()?` would start exporting and return the guard; until
+/// // then it only holds the settings.
+/// assert!(format!("{builder:?}").contains("Boundaries([10.0, 100.0, 1000.0])"));
+/// # Ok::<(), gym_metrics_api::backend::BoundariesError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct OtelBuilder {

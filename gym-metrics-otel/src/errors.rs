@@ -81,7 +81,7 @@ pub enum BuildError {
     /// The program was built with the API's `off` feature: this backend
     /// would record nothing, so it refuses to start.
     #[error(transparent)]
-    CompiledOff(#[from] gym_metrics_api::CompiledOffError),
+    CompiledOff(#[from] gym_metrics_api::backend::CompiledOffError),
 }
 
 /// Shutdown did not complete cleanly. The process can exit regardless: no

@@ -3,7 +3,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use gym_metrics_api::{catalogue, Boundaries, HttpServerRequest, Recorder, Role, VerifyTally};
+use gym_metrics_api::backend::{catalogue, Boundaries, Recorder, VerifyTally};
+use gym_metrics_api::{HttpServerRequest, Role};
 use opentelemetry::metrics::{Gauge, Histogram, Meter, MeterProvider as _};
 use opentelemetry::InstrumentationScope;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
@@ -35,15 +36,28 @@ const MAX_DURATION_MS: f64 = u64::MAX as f64 * 1_000.0;
 /// route, status, scheme and error type.
 ///
 /// ```
-/// use gym_metrics_api::{Recorder, Role};
+/// use std::sync::{Arc, Mutex};
+/// use gym_metrics_api::backend::Recorder;
+/// use gym_metrics_api::Role;
 /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
+/// # #[derive(Clone, Default)]
+/// # struct Shared(Arc<Mutex<Vec<u8>>>);
+/// # impl std::io::Write for Shared {
+/// #     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> { self.0.lock().unwrap().write(b) }
+/// #     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
+/// # }
+/// let console = Shared::default(); // a writer whose bytes the test can read
 /// let (recorder, guard) = OtelBuilder::new()
 ///     .role(Role::orchestrator())
-///     .exporter(MetricsExporter::None)
+///     .exporter(MetricsExporter::Console)
+///     .console_writer(console.clone())
 ///     .build()?;
-/// recorder.record_verify(40.0, true);
+/// recorder.record_verify_ms(40.0, true);
 /// recorder.record_active_servers(4);
-/// guard.shutdown()?;
+/// guard.shutdown()?; // the final export
+/// let exported = String::from_utf8(console.0.lock().unwrap().clone())?;
+/// assert!(exported.contains("gym.servers.active")); // the orchestrator has the gauge
+/// assert!(exported.contains("gym.verify.success_rate"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct OtelRecorder {
@@ -64,7 +78,7 @@ impl OtelRecorder {
         let meter = provider.meter_with_scope(scope);
         let tally = Arc::new(VerifyTally::new());
         register_tally_instruments(&meter, &tally);
-        let servers_active = role.is_orchestrator().then(|| {
+        let servers_active = role.writes_fleet_size().then(|| {
             let i = catalogue::SERVERS_ACTIVE;
             meter
                 .u64_gauge(i.name)
@@ -91,7 +105,7 @@ impl OtelRecorder {
 
 fn histogram(
     meter: &Meter,
-    instrument: gym_metrics_api::Instrument,
+    instrument: gym_metrics_api::backend::catalogue::Instrument,
     boundaries: &Boundaries,
 ) -> Histogram<f64> {
     meter
@@ -139,12 +153,12 @@ impl Recorder for OtelRecorder {
     }
 
     #[inline]
-    fn record_rollout_duration(&self, duration_ms: f64) {
+    fn record_rollout_duration_ms(&self, duration_ms: f64) {
         self.rollout.record(duration_ms.min(MAX_DURATION_MS), &[]);
     }
 
     #[inline]
-    fn record_verify(&self, duration_ms: f64, succeeded: bool) {
+    fn record_verify_ms(&self, duration_ms: f64, succeeded: bool) {
         self.verify.record(duration_ms.min(MAX_DURATION_MS), &[]);
         self.tally.record(succeeded);
     }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::str::FromStr;
 
-use gym_metrics_api::catalogue;
+use gym_metrics_api::backend::catalogue;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use opentelemetry_otlp::tonic_types::metadata::MetadataMap;
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig, WithTonicConfig};
@@ -22,7 +22,7 @@ use crate::{
     endpoint, BuildError, ConfigError, MetricsExporter, OtelBuilder, OtelGuard, OtelRecorder,
     OtlpProtocol,
 };
-use gym_metrics_api::resource::new_instance_id;
+use gym_metrics_api::backend::resource::new_instance_id;
 
 impl OtelBuilder {
     /// Starts the pipeline without touching the process-wide facade: the
@@ -35,17 +35,27 @@ impl OtelBuilder {
     /// [`BuildError::CompiledOff`] in a program built with the API's `off` feature.
     ///
     /// ```
-    /// use gym_metrics_api::Recorder;
+    /// use std::sync::{Arc, Mutex};
+    /// use gym_metrics_api::backend::Recorder;
     /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
+    /// # #[derive(Clone, Default)]
+    /// # struct Shared(Arc<Mutex<Vec<u8>>>);
+    /// # impl std::io::Write for Shared {
+    /// #     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> { self.0.lock().unwrap().write(b) }
+    /// #     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
+    /// # }
+    /// let console = Shared::default(); // a writer whose bytes the test can read
     /// let (recorder, guard) = OtelBuilder::new().exporter(MetricsExporter::Console)
-    ///     .console_writer(std::io::sink())
+    ///     .console_writer(console.clone())
     ///     .build()?;
-    /// recorder.record_rollout_duration(1200.0);
-    /// guard.shutdown()?;
+    /// recorder.record_rollout_duration_ms(1200.0);
+    /// guard.shutdown()?; // the final export
+    /// let exported = String::from_utf8(console.0.lock().unwrap().clone())?;
+    /// assert!(exported.contains("gym.rollout.duration_ms"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn build(self) -> Result<(OtelRecorder, OtelGuard), BuildError> {
-        gym_metrics_api::check_recording_compiled_in()?;
+        gym_metrics_api::backend::check_recording_compiled_in()?;
         if self.export_interval.is_zero() {
             return Err(
                 ConfigError::invalid("export_interval", "0ms", "a positive duration").into(),
@@ -115,7 +125,7 @@ impl OtelBuilder {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn install(self) -> Result<OtelGuard, BuildError> {
-        gym_metrics_api::check_recording_compiled_in()?;
+        gym_metrics_api::backend::check_recording_compiled_in()?;
         if self.exporter == MetricsExporter::None {
             return Ok(OtelGuard::new(None, self.shutdown_timeout));
         }

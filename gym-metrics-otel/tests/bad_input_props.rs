@@ -9,7 +9,8 @@ mod support;
 
 use std::time::Duration;
 
-use gym_metrics_api::{catalogue, Recorder, Role};
+use gym_metrics_api::backend::{catalogue, Recorder};
+use gym_metrics_api::Role;
 use gym_metrics_otel::{OtelBuilder, ENV_VARIABLES};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -113,8 +114,8 @@ fn huge_values_straight_into_the_recorder() {
         .export_interval(Duration::from_secs(3600))
         .build()
         .unwrap();
-    recorder.record_rollout_duration(f64::MAX);
-    recorder.record_rollout_duration(f64::MAX);
+    recorder.record_rollout_duration_ms(f64::MAX);
+    recorder.record_rollout_duration_ms(f64::MAX);
     guard.shutdown().unwrap();
     let last = collector.accepted().pop().expect("the final export");
     let p = histogram_point(&last, catalogue::ROLLOUT_DURATION.name);

@@ -6,7 +6,7 @@
 use gym_metrics_api::Role;
 use gym_metrics_otel::{BuildError, MetricsExporter, OtelBuilder};
 
-const COMPILED_OFF: bool = gym_metrics_api::check_recording_compiled_in().is_err();
+const COMPILED_OFF: bool = gym_metrics_api::backend::check_recording_compiled_in().is_err();
 
 fn builder() -> OtelBuilder {
     OtelBuilder::new()

@@ -11,7 +11,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::{catalogue, Recorder, Role};
+use gym_metrics_api::backend::{catalogue, Recorder};
+use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
 use support::fake_collector::{
     double_value, find, histogram_point, int_value, Answer, FakeCollector,
@@ -49,9 +50,9 @@ fn sixteen_threads_of_mixed_records_are_exact_and_every_export_is_consistent() {
             s.spawn(move || {
                 for i in 0..per_thread {
                     if i % 4 == 0 {
-                        recorder.record_rollout_duration(duration(t, i));
+                        recorder.record_rollout_duration_ms(duration(t, i));
                     } else {
-                        recorder.record_verify(duration(t, i), i % 3 != 0);
+                        recorder.record_verify_ms(duration(t, i), i % 3 != 0);
                     }
                 }
             });

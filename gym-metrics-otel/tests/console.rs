@@ -5,7 +5,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::{catalogue, Recorder, Role};
+use gym_metrics_api::backend::{catalogue, Recorder};
+use gym_metrics_api::Role;
 use gym_metrics_otel::{
     HistogramAggregation, MetricsExporter, OtelBuilder, TemporalityPreference, METER_SCOPE,
 };
@@ -141,12 +142,12 @@ fn exports_every_interval_one_document_per_line() {
         .export_interval(Duration::from_millis(100))
         .build()
         .unwrap();
-    recorder.record_verify(10.0, true);
+    recorder.record_verify_ms(10.0, true);
     let start = Instant::now();
     while documents(&buf).len() < 3 && start.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    recorder.record_verify(10.0, false);
+    recorder.record_verify_ms(10.0, false);
     guard.shutdown().unwrap();
     let docs = documents(&buf);
     assert!(docs.len() >= 4, "{} exports", docs.len());
@@ -166,7 +167,7 @@ fn custom_boundaries_are_the_explicit_buckets() {
         .build()
         .unwrap();
     for ms in [10.0, 50.0, 51.0, 5000.0] {
-        recorder.record_rollout_duration(ms);
+        recorder.record_rollout_duration_ms(ms);
     }
     guard.shutdown().unwrap();
     let doc = &documents(&buf)[0];
@@ -211,7 +212,7 @@ fn delta_temporality_when_asked() {
         .unwrap();
     record_reference_sequence(&recorder);
     guard.force_flush().unwrap();
-    recorder.record_rollout_duration(7.0);
+    recorder.record_rollout_duration_ms(7.0);
     guard.shutdown().unwrap();
     let docs = documents(&buf);
     let last = docs.last().unwrap();

@@ -6,7 +6,8 @@ mod support;
 
 use std::time::Duration;
 
-use gym_metrics_api::{Recorder, Role};
+use gym_metrics_api::backend::Recorder;
+use gym_metrics_api::Role;
 use gym_metrics_otel::{OtelBuilder, OtlpProtocol};
 use gym_testkit::{require, Rotel, Tool, VictoriaMetrics};
 use support::tcp_proxy::TcpProxy;
@@ -51,7 +52,7 @@ fn grpc_totals_are_exact_after_the_collector_returns() {
     let mut rollouts = rollout_values();
     for i in 0..200 {
         let ms = 7.0 + f64::from(i % 20) * 900.0;
-        recorder.record_rollout_duration(ms);
+        recorder.record_rollout_duration_ms(ms);
         rollouts.push(ms);
     }
     std::thread::sleep(Duration::from_millis(800)); // exports fail meanwhile

@@ -7,7 +7,8 @@ mod support;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use gym_metrics_api::{catalogue, Role};
+use gym_metrics_api::backend::catalogue;
+use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
 use opentelemetry_proto::tonic::common::v1::any_value;
 use support::fake_collector::{histogram_point, Answer, FakeCollector};

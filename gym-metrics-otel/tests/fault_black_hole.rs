@@ -8,7 +8,8 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::{Recorder, Role};
+use gym_metrics_api::backend::Recorder;
+use gym_metrics_api::Role;
 use gym_metrics_otel::{OtelBuilder, OtlpProtocol, ShutdownError};
 use support::record_cost_ns;
 
@@ -86,7 +87,7 @@ fn grpc_shutdown_returns_within_the_deadline() {
 fn dropping_the_guard_is_bounded_too() {
     let (base, _held) = black_hole();
     let (recorder, guard) = pipeline(OtlpProtocol::HttpProtobuf, &base);
-    recorder.record_rollout_duration(120.0);
+    recorder.record_rollout_duration_ms(120.0);
     std::thread::sleep(Duration::from_millis(400));
     let start = Instant::now();
     drop(guard);
@@ -103,7 +104,7 @@ fn the_default_deadline_is_five_seconds() {
         .export_interval(Duration::from_millis(200))
         .build()
         .unwrap();
-    recorder.record_rollout_duration(120.0);
+    recorder.record_rollout_duration_ms(120.0);
     std::thread::sleep(Duration::from_millis(400));
     let start = Instant::now();
     let result = guard.shutdown();

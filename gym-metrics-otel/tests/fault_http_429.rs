@@ -7,7 +7,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::catalogue;
+use gym_metrics_api::backend::catalogue;
 use support::fake_collector::{histogram_point, int_value, Answer, FakeCollector};
 use support::*;
 

@@ -5,7 +5,8 @@ mod support;
 
 use std::time::Duration;
 
-use gym_metrics_api::{catalogue, Role};
+use gym_metrics_api::backend::catalogue;
+use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
 use support::counting_logger::CountingLogger;
 use support::fake_collector::{histogram_point, int_value, Answer, FakeCollector};

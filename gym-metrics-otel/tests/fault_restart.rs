@@ -5,7 +5,8 @@ mod support;
 
 use std::time::Duration;
 
-use gym_metrics_api::{catalogue, Recorder, Role};
+use gym_metrics_api::backend::{catalogue, Recorder};
+use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
 use support::fake_collector::{double_value, histogram_point, int_value, Answer, FakeCollector};
 use support::*;
@@ -34,9 +35,9 @@ fn totals_are_exact_after_a_restart() {
     let (mut completed, mut succeeded) = (4i64, 3i64);
     for i in 0..1_000 {
         let ms = 7.0 + (i % 50) as f64 * 1_000.0;
-        recorder.record_rollout_duration(ms);
+        recorder.record_rollout_duration_ms(ms);
         rollouts.push(ms);
-        recorder.record_verify(30.0, i % 3 == 0);
+        recorder.record_verify_ms(30.0, i % 3 == 0);
         completed += 1;
         succeeded += i64::from(i % 3 == 0);
     }

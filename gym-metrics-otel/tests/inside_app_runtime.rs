@@ -7,7 +7,8 @@ mod support;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::{catalogue, Role};
+use gym_metrics_api::backend::catalogue;
+use gym_metrics_api::Role;
 use gym_metrics_otel::{OtelBuilder, OtlpProtocol};
 use support::fake_collector::{histogram_point, Answer, FakeCollector};
 use support::*;

@@ -1,6 +1,7 @@
 //! Exporter `none` installs nothing (global state: its own test binary).
 
-use gym_metrics_api::{NoopRecorder, Role};
+use gym_metrics_api::backend::NoopRecorder;
+use gym_metrics_api::Role;
 use gym_metrics_otel::{MetricsExporter, OtelBuilder};
 
 #[test]

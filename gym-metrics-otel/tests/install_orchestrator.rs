@@ -4,7 +4,8 @@ mod support;
 
 use std::time::Duration;
 
-use gym_metrics_api::{catalogue, Role};
+use gym_metrics_api::backend::catalogue;
+use gym_metrics_api::Role;
 use gym_metrics_otel::{BuildError, MetricsExporter, OtelBuilder};
 use support::otlp_json::*;
 use support::*;

@@ -88,7 +88,7 @@ fn looped(padded: &[u64], nanos: u64) -> usize {
 mod tests {
     use std::time::Duration;
 
-    use gym_metrics_api::Boundaries;
+    use gym_metrics_api::backend::Boundaries;
 
     use super::*;
     use crate::nanos::{duration_nanos, millis_nanos};

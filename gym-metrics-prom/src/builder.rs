@@ -6,7 +6,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gym_metrics_api::{Boundaries, BoundariesError, Installation, Role};
+use gym_metrics_api::backend::{Boundaries, BoundariesError};
+use gym_metrics_api::{Installation, Role};
 
 use crate::endpoint::Endpoint;
 use crate::env_config::EnvConfig;
@@ -55,7 +56,7 @@ impl PrometheusBuilder {
     ///
     /// ```
     /// let (recorder, _handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;
-    /// use gym_metrics_api::Recorder;
+    /// use gym_metrics_api::backend::Recorder;
     /// assert_eq!(recorder.role().name(), "server");
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
@@ -134,10 +135,16 @@ impl PrometheusBuilder {
     /// [`BoundariesError`] if `bounds` is empty, not finite or not strictly increasing.
     ///
     /// ```
+    /// use gym_metrics_api::backend::Recorder;
     /// let b = gym_metrics_prom::PrometheusBuilder::new().histogram_boundaries(vec![10.0, 100.0])?;
     /// assert!(gym_metrics_prom::PrometheusBuilder::new().histogram_boundaries(vec![5.0, 1.0]).is_err());
-    /// # let _ = b;
-    /// # Ok::<(), gym_metrics_api::BoundariesError>(())
+    /// let (recorder, handle) = b.build()?;
+    /// recorder.record_rollout_duration_ms(50.0);
+    /// let le_100 = handle.render().lines().find(|l| {
+    ///     l.starts_with("gym_rollout_duration_ms_milliseconds_bucket") && l.contains("le=\"100\"")
+    /// }).map(str::to_owned);
+    /// assert!(le_100.expect("a bucket at 100 ms").ends_with(" 1"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn histogram_boundaries(mut self, bounds: Vec<f64>) -> Result<Self, BoundariesError> {
         self.boundaries = Boundaries::new(bounds)?;
@@ -203,14 +210,14 @@ impl PrometheusBuilder {
     /// receive anything).
     ///
     /// ```
-    /// use gym_metrics_api::Recorder;
+    /// use gym_metrics_api::backend::Recorder;
     /// let (recorder, handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;
-    /// recorder.record_verify(40.0, true);
+    /// recorder.record_verify_ms(40.0, true);
     /// assert!(handle.render().contains("gym_verify_success_rate{otel_scope_name=\"gym-metrics\""));
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn build(self) -> Result<(PrometheusRecorder, PrometheusHandle), BuildError> {
-        gym_metrics_api::check_recording_compiled_in()?;
+        gym_metrics_api::backend::check_recording_compiled_in()?;
         let resource = Resource::new(
             &self.role,
             self.service_base.as_deref(),
@@ -263,7 +270,7 @@ impl PrometheusBuilder {
     /// ```
     pub fn install(self) -> Result<PrometheusGuard, BuildError> {
         // Before binding: a dead recorder must not even open a port.
-        gym_metrics_api::check_recording_compiled_in()?;
+        gym_metrics_api::backend::check_recording_compiled_in()?;
         let listener = self.listen.bind()?;
         let final_scrape_wait = self.final_scrape_wait;
         let (recorder, handle) = self.build()?;

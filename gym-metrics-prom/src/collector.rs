@@ -28,11 +28,11 @@ use crate::sharded_histogram::HistogramSnapshot;
 /// `target_info` is always there.
 ///
 /// ```
-/// use gym_metrics_api::Recorder;
+/// use gym_metrics_api::backend::Recorder;
 /// use prometheus::{Encoder, Registry, TextEncoder};
 ///
 /// let (recorder, handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;
-/// recorder.record_rollout_duration(120.0);
+/// recorder.record_rollout_duration_ms(120.0);
 /// let registry = Registry::new();
 /// registry.register(Box::new(handle.collector()))?;
 /// let mut text = Vec::new();

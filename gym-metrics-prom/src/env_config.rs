@@ -44,11 +44,11 @@ impl EnvConfig {
         };
         let resource_attributes = match get(RESOURCE_ATTRIBUTES_VAR) {
             None => Vec::new(),
-            Some(value) => gym_metrics_api::resource::parse_key_value_list(&value).ok_or(
+            Some(value) => gym_metrics_api::backend::resource::parse_key_value_list(&value).ok_or(
                 ConfigError::InvalidVariable {
                     variable: RESOURCE_ATTRIBUTES_VAR,
                     value,
-                    expected: gym_metrics_api::resource::KEY_VALUE_LIST_FORMAT,
+                    expected: gym_metrics_api::backend::resource::KEY_VALUE_LIST_FORMAT,
                 },
             )?,
         };

@@ -59,7 +59,7 @@ pub enum BuildError {
     /// The program was built with the API's `off` feature: this backend
     /// would record nothing, so it refuses to start.
     #[error(transparent)]
-    CompiledOff(#[from] gym_metrics_api::CompiledOffError),
+    CompiledOff(#[from] gym_metrics_api::backend::CompiledOffError),
     /// The endpoint's runtime or thread could not be started.
     #[error("cannot start the metrics endpoint thread: {0}; the process may be out of threads or file descriptors")]
     Runtime(std::io::Error),

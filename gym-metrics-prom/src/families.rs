@@ -16,11 +16,11 @@
 
 use std::sync::Arc;
 
-use gym_metrics_api::catalogue::{
+use gym_metrics_api::backend::catalogue::{
     HTTP_SERVER_REQUEST_DURATION, ROLLOUT_DURATION, SERVERS_ACTIVE, VERIFY_COMPLETED,
     VERIFY_DURATION, VERIFY_SUCCEEDED, VERIFY_SUCCESS_RATE,
 };
-use gym_metrics_api::{Boundaries, Instrument};
+use gym_metrics_api::backend::{catalogue::Instrument, Boundaries};
 
 use crate::gym_metrics::GymMetrics;
 use crate::naming::prometheus_name;

@@ -1,7 +1,8 @@
 //! Everything one process records: the state shared by the recorder (writer)
 //! and the exposition (reader).
 
-use gym_metrics_api::{Boundaries, Role};
+use gym_metrics_api::backend::Boundaries;
+use gym_metrics_api::Role;
 
 use crate::fleet_gauge::FleetGauge;
 use crate::http_histogram::HttpServerHistogram;

@@ -11,8 +11,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
-use gym_metrics_api::catalogue::HTTP_SERVER_DURATION_BOUNDARIES_S;
-use gym_metrics_api::{Boundaries, HttpMethod, HttpServerRequest, UrlScheme};
+use gym_metrics_api::backend::catalogue::HTTP_SERVER_DURATION_BOUNDARIES_S;
+use gym_metrics_api::backend::Boundaries;
+use gym_metrics_api::{HttpMethod, HttpServerRequest, UrlScheme};
 use thread_local::ThreadLocal;
 
 use crate::sharded_histogram::HistogramSnapshot;

@@ -12,12 +12,13 @@
 //! nothing and hands back a [`PrometheusHandle`] to serve from your own server.
 //!
 //! ```
-//! use gym_metrics_api::{Recorder, Role};
+//! use gym_metrics_api::backend::Recorder;
+//! use gym_metrics_api::Role;
 //! use gym_metrics_prom::PrometheusBuilder;
 //!
 //! let (recorder, handle) = PrometheusBuilder::new().role(Role::orchestrator()).build()?;
-//! recorder.record_rollout_duration(3400.0);
-//! recorder.record_verify(250.0, true);
+//! recorder.record_rollout_duration_ms(3400.0);
+//! recorder.record_verify_ms(250.0, true);
 //! recorder.record_active_servers(4);
 //! let text = handle.render();
 //! assert!(text.contains("gym_rollout_duration_ms_milliseconds_sum{otel_scope_name=\"gym-metrics\""));

@@ -3,7 +3,7 @@
 //! become `_`, the unit's Prometheus word is appended (even after `_ms`), and
 //! counters get `_total`.
 
-use gym_metrics_api::{Instrument, InstrumentKind};
+use gym_metrics_api::backend::{catalogue::Instrument, catalogue::InstrumentKind};
 
 /// The Prometheus family name OpenTelemetry's exporter gives `instrument`.
 pub(crate) fn prometheus_name(instrument: &Instrument) -> String {
@@ -68,7 +68,7 @@ fn unit_word(unit: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gym_metrics_api::catalogue;
+    use gym_metrics_api::backend::catalogue;
 
     #[test]
     fn every_exported_name_matches_the_contract() {

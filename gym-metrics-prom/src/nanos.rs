@@ -1,19 +1,12 @@
 //! Durations as whole nanoseconds: how the histograms keep time, so that the
 //! record path adds integers (exact, and one cycle) instead of floats.
 
-use std::time::Duration;
+/// A duration in whole nanoseconds, saturating at `u64::MAX` (584 years):
+/// the API's conversion, the one the facade's defaults use.
+pub(crate) use gym_metrics_api::backend::duration_nanos;
 
 /// Nanoseconds in a millisecond.
 pub(crate) const NANOS_PER_MILLI: f64 = 1_000_000.0;
-
-/// A duration in whole nanoseconds, saturating at `u64::MAX` (584 years).
-#[inline(always)]
-pub(crate) fn duration_nanos(duration: Duration) -> u64 {
-    duration
-        .as_secs()
-        .saturating_mul(1_000_000_000)
-        .saturating_add(u64::from(duration.subsec_nanos()))
-}
 
 /// Milliseconds (finite, non-negative) to the nearest whole nanosecond,
 /// saturating; `None` for NaN, infinities and negatives.
@@ -33,6 +26,7 @@ pub(crate) fn bound_nanos(bound_ms: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn conversions_round_saturate_and_refuse() {

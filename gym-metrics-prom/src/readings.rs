@@ -1,7 +1,7 @@
 //! One scrape's values: every shard summed once, so that all the families
 //! of a scrape show the same instant.
 
-use gym_metrics_api::VerifyCounts;
+use gym_metrics_api::backend::VerifyCounts;
 
 use crate::fleet_gauge::FleetGauge;
 use crate::gym_metrics::GymMetrics;

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use gym_metrics_api::{HttpServerRequest, Recorder, Role};
+use gym_metrics_api::backend::Recorder;
+use gym_metrics_api::{HttpServerRequest, Role};
 
 use crate::gym_metrics::GymMetrics;
 
@@ -13,9 +14,9 @@ use crate::gym_metrics::GymMetrics;
 /// [`crate::PrometheusBuilder::install`]).
 ///
 /// ```
-/// use gym_metrics_api::Recorder;
+/// use gym_metrics_api::backend::Recorder;
 /// let (recorder, handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;
-/// recorder.record_rollout_duration(120.0);
+/// recorder.record_rollout_duration_ms(120.0);
 /// assert!(handle.render().contains("gym_rollout_duration_ms_milliseconds_count{"));
 /// # Ok::<(), gym_metrics_prom::BuildError>(())
 /// ```
@@ -36,24 +37,24 @@ impl Recorder for PrometheusRecorder {
     }
 
     #[inline]
-    fn record_rollout_duration(&self, duration_ms: f64) {
+    fn record_rollout_duration_ms(&self, duration_ms: f64) {
         self.metrics.rollout_duration.record(duration_ms);
     }
 
     #[inline]
-    fn record_verify(&self, duration_ms: f64, succeeded: bool) {
+    fn record_verify_ms(&self, duration_ms: f64, succeeded: bool) {
         self.metrics
             .verify_duration
             .record_outcome(duration_ms, succeeded);
     }
 
     #[inline]
-    fn record_rollout_elapsed(&self, elapsed: Duration) {
+    fn record_rollout_duration(&self, elapsed: Duration) {
         self.metrics.rollout_duration.record_duration(elapsed);
     }
 
     #[inline]
-    fn record_verify_elapsed(&self, elapsed: Duration, succeeded: bool) {
+    fn record_verify(&self, elapsed: Duration, succeeded: bool) {
         self.metrics
             .verify_duration
             .record_duration_outcome(elapsed, succeeded);
@@ -75,7 +76,7 @@ impl Recorder for PrometheusRecorder {
 
 #[cfg(test)]
 mod tests {
-    use gym_metrics_api::{Recorder, Role};
+    use gym_metrics_api::{backend::Recorder, Role};
 
     use crate::PrometheusBuilder;
 

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::time::Duration;
 
-use gym_metrics_api::Boundaries;
+use gym_metrics_api::backend::Boundaries;
 use thread_local::ThreadLocal;
 
 use crate::bucket_search::BucketSearch;

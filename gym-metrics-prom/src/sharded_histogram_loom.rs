@@ -8,7 +8,7 @@
 //! reader's loads to every earlier point.
 
 use super::{HistogramSnapshot, ShardedHistogram};
-use gym_metrics_api::Boundaries;
+use gym_metrics_api::backend::Boundaries;
 use loom::sync::Arc;
 
 /// Two bounds: 40 lands in the first bucket, 5000 in `+Inf`.

@@ -130,14 +130,14 @@ proptest! {
 /// of wrapping or saturating: every value is counted in full.
 #[test]
 fn huge_values_carry_the_sum_instead_of_overflowing() {
-    use gym_metrics_api::Recorder;
+    use gym_metrics_api::backend::Recorder;
     let (recorder, handle) = PrometheusBuilder::new().build().unwrap();
     std::thread::scope(|s| {
         for _ in 0..3 {
             s.spawn(|| {
                 for _ in 0..4 {
-                    recorder.record_rollout_duration(f64::MAX);
-                    recorder.record_verify(f64::MAX, true);
+                    recorder.record_rollout_duration_ms(f64::MAX);
+                    recorder.record_verify_ms(f64::MAX, true);
                 }
             });
         }

@@ -6,7 +6,7 @@
 use gym_metrics_api::Role;
 use gym_metrics_prom::{BuildError, PrometheusBuilder};
 
-const COMPILED_OFF: bool = gym_metrics_api::check_recording_compiled_in().is_err();
+const COMPILED_OFF: bool = gym_metrics_api::backend::check_recording_compiled_in().is_err();
 
 #[test]
 fn build_and_install_refuse_exactly_when_off_is_compiled_in() {

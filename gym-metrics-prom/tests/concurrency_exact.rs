@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use common::exposition::parse;
-use gym_metrics_api::Recorder;
+use gym_metrics_api::backend::Recorder;
 use gym_metrics_prom::PrometheusBuilder;
 
 const THREADS: u64 = 16;
@@ -78,9 +78,9 @@ fn sixteen_threads_of_mixed_records_are_exact_and_the_rate_never_lies() {
                     for i in 0..per_thread {
                         // Mixed: 1 in 4 a rollout, else a verification, 2 in 3 of those successful.
                         if i % 4 == 0 {
-                            recorder.record_rollout_duration(duration(t, i));
+                            recorder.record_rollout_duration_ms(duration(t, i));
                         } else {
-                            recorder.record_verify(duration(t, i), i % 3 != 0);
+                            recorder.record_verify_ms(duration(t, i), i % 3 != 0);
                         }
                     }
                 })

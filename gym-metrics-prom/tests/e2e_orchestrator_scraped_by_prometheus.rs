@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use gym_metrics_api::{catalogue::DEFAULT_DURATION_BOUNDARIES_MS, Role};
+use gym_metrics_api::backend::catalogue::DEFAULT_DURATION_BOUNDARIES_MS;
+use gym_metrics_api::Role;
 use gym_metrics_prom::PrometheusBuilder;
 use gym_testkit::{require, Prometheus, Sample, Tool};
 

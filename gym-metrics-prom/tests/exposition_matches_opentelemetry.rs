@@ -13,9 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::exposition::{parse, Family};
-use gym_metrics_api::{
-    catalogue, Boundaries, HttpMethod, HttpServerRequest, Recorder, Role, UrlScheme, VerifyTally,
-};
+use gym_metrics_api::backend::{catalogue, Boundaries, Recorder, VerifyTally};
+use gym_metrics_api::{HttpMethod, HttpServerRequest, Role, UrlScheme};
 use gym_metrics_prom::{PrometheusBuilder, SCOPE_NAME, SCOPE_VERSION};
 use opentelemetry::metrics::MeterProvider;
 use opentelemetry::{InstrumentationScope, KeyValue};
@@ -107,10 +106,10 @@ fn ours(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
         .unwrap();
     for op in ops {
         match *op {
-            Op::Rollout(ms) => recorder.record_rollout_duration(ms),
-            Op::Verify(ms, ok) => recorder.record_verify(ms, ok),
+            Op::Rollout(ms) => recorder.record_rollout_duration_ms(ms),
+            Op::Verify(ms, ok) => recorder.record_verify_ms(ms, ok),
             // As the facade does: only an orchestrator's call reaches a recorder.
-            Op::Servers(n) if role.is_orchestrator() => recorder.record_active_servers(n),
+            Op::Servers(n) if role.writes_fleet_size() => recorder.record_active_servers(n),
             Op::Servers(_) => {}
             Op::Http(..) => {
                 if let Some(request) = op.http_request() {
@@ -219,7 +218,7 @@ fn opentelemetry(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
                 verify.record(ms, &[]);
                 tally.record(success);
             }
-            Op::Servers(n) if role.is_orchestrator() => servers.record(n, &[]),
+            Op::Servers(n) if role.writes_fleet_size() => servers.record(n, &[]),
             Op::Servers(_) => {}
             Op::Http(..) => {
                 if let Some(r) = op.http_request() {

@@ -1,7 +1,7 @@
 //! `from_env()` reads the process environment. (Mutates the environment: its
 //! own test binary, one test.)
 
-use gym_metrics_api::Recorder;
+use gym_metrics_api::backend::Recorder;
 use gym_metrics_prom::PrometheusBuilder;
 
 #[test]

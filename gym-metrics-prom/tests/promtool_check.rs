@@ -3,7 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use gym_metrics_api::{Recorder, Role};
+use gym_metrics_api::backend::Recorder;
+use gym_metrics_api::Role;
 use gym_metrics_prom::PrometheusBuilder;
 use gym_testkit::{promtool_check_metrics, require, Tool};
 
@@ -16,9 +17,9 @@ fn only_the_millisecond_name_findings() {
         .role(Role::orchestrator())
         .build()
         .unwrap();
-    recorder.record_rollout_duration(120.0);
-    recorder.record_verify(40.0, true);
-    recorder.record_verify(8000.0, false);
+    recorder.record_rollout_duration_ms(120.0);
+    recorder.record_verify_ms(40.0, true);
+    recorder.record_verify_ms(8000.0, false);
     recorder.record_active_servers(4);
     let exposition = handle.render();
     assert!(exposition.contains("gym_servers_active{"), "{exposition}");

@@ -2,7 +2,7 @@
 //! back from a Prometheus text exposition, merged, and turned into quantiles
 //! the way PromQL's `histogram_quantile` does.
 
-use gym_metrics_api::catalogue::DEFAULT_DURATION_BOUNDARIES_MS;
+use gym_metrics_api::backend::catalogue::DEFAULT_DURATION_BOUNDARIES_MS;
 use serde::{Deserialize, Serialize};
 
 /// Per-bucket (not cumulative) counts on the default boundaries, the last one

@@ -10,7 +10,11 @@ use super::{HttpMethod, UrlScheme};
 /// (the client went away).
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::ERROR_TYPE_OTHER, "_OTHER");
+/// use gym_metrics_api::backend::ERROR_TYPE_OTHER;
+/// use gym_metrics_api::{HttpMethod, HttpServerRequest, UrlScheme};
+/// // Dropped before it answered: no status, so the error type is `_OTHER`.
+/// let dropped = HttpServerRequest::new(HttpMethod::Post, Some("/verify"), UrlScheme::Http, None, Default::default());
+/// assert_eq!(dropped.error_type(), Some(ERROR_TYPE_OTHER));
 /// ```
 pub const ERROR_TYPE_OTHER: &str = "_OTHER";
 

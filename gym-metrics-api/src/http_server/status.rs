@@ -27,7 +27,7 @@ static DIGITS: [[u8; 3]; COUNT] = digits();
 /// `code` as a three-digit `&'static str`, for codes 100 to 599; `None` otherwise.
 ///
 /// ```
-/// use gym_metrics_api::status_code_str;
+/// use gym_metrics_api::backend::status_code_str;
 /// assert_eq!(status_code_str(404), Some("404"));
 /// assert_eq!(status_code_str(600), None);
 /// ```

@@ -4,7 +4,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use gym_metrics_api::{Recorder, Role, VerifyTally};
+use gym_metrics_api::backend::{Recorder, VerifyTally};
+use gym_metrics_api::Role;
 
 pub struct CountingRecorder {
     pub role: Role,
@@ -39,11 +40,11 @@ impl Recorder for CountingRecorder {
     fn role(&self) -> &Role {
         &self.role
     }
-    fn record_rollout_duration(&self, ms: f64) {
+    fn record_rollout_duration_ms(&self, ms: f64) {
         self.rollouts.fetch_add(1, Ordering::Relaxed);
         self.rollout_ms.lock().unwrap().push(ms);
     }
-    fn record_verify(&self, ms: f64, succeeded: bool) {
+    fn record_verify_ms(&self, ms: f64, succeeded: bool) {
         self.tally.record(succeeded);
         if self.verify_ms.lock().unwrap().len() < 1_000 {
             self.verify_ms.lock().unwrap().push(ms);
@@ -61,11 +62,11 @@ impl Recorder for Forward {
     fn role(&self) -> &Role {
         self.0.role()
     }
-    fn record_rollout_duration(&self, ms: f64) {
-        self.0.record_rollout_duration(ms)
+    fn record_rollout_duration_ms(&self, ms: f64) {
+        self.0.record_rollout_duration_ms(ms)
     }
-    fn record_verify(&self, ms: f64, succeeded: bool) {
-        self.0.record_verify(ms, succeeded)
+    fn record_verify_ms(&self, ms: f64, succeeded: bool) {
+        self.0.record_verify_ms(ms, succeeded)
     }
     fn record_active_servers(&self, count: u64) {
         self.0.record_active_servers(count)

@@ -10,7 +10,7 @@ pub mod victoria;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use gym_metrics_api::{Boundaries, Recorder};
+use gym_metrics_api::backend::{Boundaries, Recorder};
 
 /// Rollout durations of the reference sequence, in ms.
 pub const ROLLOUTS_MS: [f64; 3] = [120.0, 3400.0, 45000.0];
@@ -23,12 +23,12 @@ pub const FLEET_SIZE: u64 = 4;
 /// Records the reference sequence (fleet size only if `recorder` is the orchestrator).
 pub fn record_reference_sequence(recorder: &dyn Recorder) {
     for ms in ROLLOUTS_MS {
-        recorder.record_rollout_duration(ms);
+        recorder.record_rollout_duration_ms(ms);
     }
     for (ms, ok) in VERIFIES {
-        recorder.record_verify(ms, ok);
+        recorder.record_verify_ms(ms, ok);
     }
-    if recorder.role().is_orchestrator() {
+    if recorder.role().writes_fleet_size() {
         recorder.record_active_servers(FLEET_SIZE);
     }
 }
@@ -135,8 +135,8 @@ pub fn record_cost_ns(recorder: &dyn Recorder, rounds: usize, per_batch: usize) 
         .map(|_| {
             let start = std::time::Instant::now();
             for i in 0..per_batch {
-                recorder.record_rollout_duration(100.0 + i as f64);
-                recorder.record_verify(50.0, i % 2 == 0);
+                recorder.record_rollout_duration_ms(100.0 + i as f64);
+                recorder.record_verify_ms(50.0, i % 2 == 0);
             }
             start.elapsed().as_nanos() as f64 / per_batch as f64
         })

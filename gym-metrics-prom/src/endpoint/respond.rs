@@ -94,9 +94,9 @@ mod tests {
     use std::io::Read;
 
     fn handle() -> PrometheusHandle {
-        use gym_metrics_api::Recorder;
+        use gym_metrics_api::backend::Recorder;
         let (recorder, handle) = PrometheusBuilder::new().build().unwrap();
-        recorder.record_verify(40.0, true);
+        recorder.record_verify_ms(40.0, true);
         handle
     }
 

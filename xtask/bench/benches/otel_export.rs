@@ -17,10 +17,10 @@ use criterion::{Criterion, SamplingMode};
 use gym_bench::cpu_time::process_cpu_time;
 use gym_bench::otlp_sink::OtlpSink;
 use gym_bench::{harness, peers, Figure, Mode, Output, Table};
-use gym_metrics_api::catalogue::{
+use gym_metrics_api::backend::catalogue::{
     ROLLOUT_DURATION, VERIFY_COMPLETED, VERIFY_DURATION, VERIFY_SUCCEEDED, VERIFY_SUCCESS_RATE,
 };
-use gym_metrics_api::Recorder;
+use gym_metrics_api::backend::Recorder;
 use gym_metrics_otel::{MetricsExporter, OtelBuilder, OtlpProtocol};
 use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig};
@@ -61,8 +61,8 @@ fn ours(t: &mut Table<'_>, sink: &OtlpSink) -> (u64, f64) {
         .build()
         .expect("building the otel pipeline");
     for i in 0..10_000u64 {
-        recorder.record_rollout_duration((i * 7919 % 4_000_000) as f64);
-        recorder.record_verify((i * 104_729 % 60_000) as f64, i % 4 != 0);
+        recorder.record_rollout_duration_ms((i * 7919 % 4_000_000) as f64);
+        recorder.record_verify_ms((i * 104_729 % 60_000) as f64, i % 4 != 0);
     }
     let figures = bench(t, "gym-metrics-otel", sink);
     guard.shutdown().expect("shutting the otel pipeline down");
@@ -81,7 +81,7 @@ fn bare_sdk(t: &mut Table<'_>, sink: &OtlpSink) -> (u64, f64) {
         .build();
     let provider = SdkMeterProvider::builder().with_reader(reader).build();
     let meter = provider.meter("gym-metrics");
-    let histogram = |i: gym_metrics_api::Instrument| {
+    let histogram = |i: gym_metrics_api::backend::catalogue::Instrument| {
         meter
             .f64_histogram(i.name)
             .with_unit(i.unit.unwrap_or_default())

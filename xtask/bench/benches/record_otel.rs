@@ -6,7 +6,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use gym_bench::{harness, peers, Mode, Output};
-use gym_metrics_api::{record_rollout_duration, record_verify, Recorder};
+use gym_metrics_api::backend::Recorder;
+use gym_metrics_api::{record_rollout_duration, record_verify};
 use gym_metrics_otel::{MetricsExporter, OtelBuilder};
 
 /// The control row: the same SDK call on a second, identical instrument.
@@ -52,7 +53,7 @@ fn main() {
             });
             t.run(
                 "gym-metrics-otel OtelRecorder direct, rollout (f64 ms)",
-                |v| direct.record_rollout_duration(v as f64),
+                |v| direct.record_rollout_duration_ms(v as f64),
             );
             t.run("opentelemetry_sdk 0.33 Histogram::record", |v| {
                 otel.record(v as f64, &[])

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use gym_bench::scrape_families::rollout_records;
 use gym_bench::{harness, peers, Mode, Output};
-use gym_metrics_api::{record_rollout_duration, record_verify, Recorder};
+use gym_metrics_api::backend::Recorder;
+use gym_metrics_api::{record_rollout_duration, record_verify};
 
 const ROLLOUT: &str = "gym-metrics-prom record_rollout_duration";
 const PROMETHEUS: &str = "prometheus 0.14 Histogram::observe";
@@ -44,7 +45,7 @@ fn main() {
             });
             t.run(
                 "gym-metrics-prom PrometheusRecorder direct, rollout (f64 ms)",
-                |v| direct.record_rollout_duration(v as f64),
+                |v| direct.record_rollout_duration_ms(v as f64),
             );
             observed += t.run(PROMETHEUS, |v| prometheus.observe(v as f64));
             t.run("prometheus-client 0.26 Histogram::observe", |v| {

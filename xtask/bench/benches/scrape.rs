@@ -12,7 +12,7 @@ use gym_bench::scrape_families::{
     FamilyNames, Recordings,
 };
 use gym_bench::{harness, Figure, Mode, Output, Table};
-use gym_metrics_api::Recorder;
+use gym_metrics_api::backend::Recorder;
 use gym_metrics_prom::PrometheusBuilder;
 use serde_json::json;
 
@@ -32,10 +32,10 @@ fn render_cost(mode: Mode, c: &mut Criterion, out: &mut Output) {
         .build()
         .expect("building the prom recorder");
     for &ms in &recordings.rollouts {
-        recorder.record_rollout_duration(ms);
+        recorder.record_rollout_duration_ms(ms);
     }
     for &(ms, ok) in &recordings.verifications {
-        recorder.record_verify(ms, ok);
+        recorder.record_verify_ms(ms, ok);
     }
     let ours = handle.render();
     let labels = target_info_labels(&ours);
@@ -107,7 +107,7 @@ fn record_while_scraping(mode: Mode, c: &mut Criterion, out: &mut Output) {
     let (recorder, handle) = PrometheusBuilder::new()
         .build()
         .expect("building the prom recorder");
-    recorder.record_verify(1.0, true);
+    recorder.record_verify_ms(1.0, true);
     let active = AtomicBool::new(false);
     let stop = AtomicBool::new(false);
     let scrapes = AtomicU64::new(0);
@@ -128,10 +128,10 @@ fn record_while_scraping(mode: Mode, c: &mut Criterion, out: &mut Output) {
             }
         });
         for i in 0..records {
-            recorder.record_rollout_duration(harness::value(i) as f64);
+            recorder.record_rollout_duration_ms(harness::value(i) as f64);
         }
         let mut t = Table::new(c, GROUP, 1);
-        records += t.run(IDLE, |v| recorder.record_rollout_duration(v as f64));
+        records += t.run(IDLE, |v| recorder.record_rollout_duration_ms(v as f64));
         // The scraper renders back to back for the whole of the second
         // benchmark (warm-up, samples and criterion's analysis alike), and
         // has completed a scrape before it starts.
@@ -141,7 +141,7 @@ fn record_while_scraping(mode: Mode, c: &mut Criterion, out: &mut Output) {
             std::hint::spin_loop();
         }
         let before = scrapes.load(Ordering::Relaxed);
-        records += t.run(SCRAPING, |v| recorder.record_rollout_duration(v as f64));
+        records += t.run(SCRAPING, |v| recorder.record_rollout_duration_ms(v as f64));
         let during = scrapes.load(Ordering::Relaxed) - before;
         active.store(false, Ordering::Relaxed);
         stop.store(true, Ordering::Relaxed);

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use gym_metrics_api::catalogue::DEFAULT_DURATION_BOUNDARIES_MS;
+use gym_metrics_api::backend::catalogue::DEFAULT_DURATION_BOUNDARIES_MS;
 use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::data::ResourceMetrics;

@@ -2,10 +2,10 @@
 //! success-rate gauge, the two verify counters, `target_info`), built with
 //! each peer's own types, for the render comparison.
 
-use gym_metrics_api::catalogue::{
+use gym_metrics_api::backend::catalogue::Instrument;
+use gym_metrics_api::backend::catalogue::{
     ROLLOUT_DURATION, VERIFY_COMPLETED, VERIFY_DURATION, VERIFY_SUCCEEDED, VERIFY_SUCCESS_RATE,
 };
-use gym_metrics_api::Instrument;
 use gym_metrics_prom::{SCOPE_NAME, SCOPE_VERSION};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;

@@ -8,7 +8,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use gym_metrics_api::Recorder;
+use gym_metrics_api::backend::Recorder;
 
 struct Counting;
 
@@ -48,8 +48,8 @@ static GLOBAL: Counting = Counting;
 /// records after warm-up.
 fn allocations_while_recording(recorder: &dyn Recorder) -> u64 {
     let record = |i: u64| {
-        recorder.record_rollout_duration((i * 7919 % 4_000_000) as f64);
-        recorder.record_verify((i % 60_000) as f64, i % 3 != 0);
+        recorder.record_rollout_duration_ms((i * 7919 % 4_000_000) as f64);
+        recorder.record_verify_ms((i % 60_000) as f64, i % 3 != 0);
     };
     (0..1_000).for_each(record);
     ALLOCATIONS.store(0, Ordering::SeqCst);

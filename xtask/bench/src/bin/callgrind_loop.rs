@@ -57,7 +57,8 @@ fn main() -> ExitCode {
     #[cfg(not(feature = "noop"))]
     if std::env::var_os("GYM_BENCH_INSTALL").is_some() {
         let role = gym_metrics_api::Role::orchestrator();
-        if let Err(e) = gym_metrics_api::install(gym_metrics_api::NoopRecorder::new(role)) {
+        if let Err(e) = gym_metrics_api::install(gym_metrics_api::backend::NoopRecorder::new(role))
+        {
             eprintln!("callgrind_loop: {e}");
         }
     }

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use gym_metrics_api::Recorder;
+use gym_metrics_api::backend::Recorder;
 
 /// `VmRSS` of this process, in KiB (0 if unreadable).
 fn rss_kib() -> u64 {
@@ -22,8 +22,8 @@ fn rss_kib() -> u64 {
 fn run(recorder: &dyn Recorder, total: u64) -> (u64, u64) {
     let record = |from: u64, to: u64| {
         for i in from..to {
-            recorder.record_rollout_duration((i * 7919 % 4_000_000) as f64);
-            recorder.record_verify((i % 60_000) as f64, i % 4 != 0);
+            recorder.record_rollout_duration_ms((i * 7919 % 4_000_000) as f64);
+            recorder.record_verify_ms((i % 60_000) as f64, i % 4 != 0);
         }
     };
     record(0, 10_000);

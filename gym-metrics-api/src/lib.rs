@@ -42,18 +42,32 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
+mod backend_consts;
 mod bad_input;
 mod boundaries;
 pub mod catalogue;
 mod compiled_off;
+mod config_error;
+mod env_vars;
 mod facade;
 mod http_server;
 mod install;
 mod recorder;
+mod redact;
 pub mod resource;
 pub mod role;
 mod tally;
 mod timer;
+
+// For backend implementers: what every backend shares (to be gathered
+// under one public module with the API's other implementer-only items).
+pub use backend_consts::{
+    default_server_role, ALREADY_INSTALLED, DEFAULT_SERVER_NAME, DEFAULT_SERVER_TYPE,
+    MAX_DURATION_MS, SCOPE_NAME, SCOPE_VERSION,
+};
+pub use config_error::ConfigError;
+pub use env_vars::EnvVars;
+pub use redact::{redact_header_list, redact_userinfo, redact_value, RedactedHeaders, REDACTED};
 
 pub use bad_input::dropped_values;
 pub use boundaries::{Boundaries, BoundariesError};

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use gym_metrics_api::{FleetSize, Installation};
 
 use crate::endpoint::Endpoint;
+use crate::error::ShutdownError;
 use crate::handle::PrometheusHandle;
 
 /// The installed backend and its running `/metrics` endpoint. Dropping it (or
@@ -75,16 +76,21 @@ impl PrometheusGuard {
         self.installation.fleet_size()
     }
 
-    /// Stops the listener and waits for its thread; the port is free on return.
+    /// Stops the listener and waits for its thread; the port is free on
+    /// return, whatever the result. (Dropping the guard does the same and
+    /// logs the error instead.)
+    ///
+    /// # Errors
+    /// [`ShutdownError::EndpointPanicked`]: the endpoint's thread had panicked.
     ///
     /// ```no_run
     /// # let guard = gym_metrics_prom::PrometheusBuilder::new().with_http_listener(([127, 0, 0, 1], 0)).install()?;
     /// let addr = guard.local_addr();
-    /// guard.shutdown();
+    /// guard.shutdown()?;
     /// assert!(std::net::TcpListener::bind(addr).is_ok());
-    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn shutdown(self) {
-        drop(self);
+    pub fn shutdown(mut self) -> Result<(), ShutdownError> {
+        self.endpoint.stop()
     }
 }

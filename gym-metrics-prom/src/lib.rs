@@ -97,7 +97,7 @@ mod text_format;
 
 pub use builder::PrometheusBuilder;
 pub use collector::GymCollector;
-pub use error::{BuildError, ConfigError};
+pub use error::{BuildError, ConfigError, ShutdownError};
 pub use guard::PrometheusGuard;
 pub use handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
 pub use naming::{prometheus_name, sanitize_label_name};

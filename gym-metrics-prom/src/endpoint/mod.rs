@@ -14,7 +14,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use crate::error::BuildError;
+use crate::error::{BuildError, ShutdownError};
 use crate::handle::PrometheusHandle;
 
 /// The largest request head read (hyper's default is ~400 KiB): a scrape's
@@ -70,18 +70,26 @@ impl Endpoint {
     pub(crate) fn local_addr(&self) -> SocketAddr {
         self.local_addr
     }
-}
 
-impl Drop for Endpoint {
-    fn drop(&mut self) {
+    /// Stops the listener and waits for its thread: the port is free on
+    /// return, also when the thread had panicked (its listener was dropped
+    /// as it unwound). A second call does nothing.
+    pub(crate) fn stop(&mut self) -> Result<(), ShutdownError> {
         if let Some(stop) = self.stop.take() {
             // The thread may already be gone; then there is nothing to stop.
             let _ = stop.send(());
         }
-        if let Some(thread) = self.thread.take() {
-            if thread.join().is_err() {
-                log::error!(target: "gym_metrics", "the metrics endpoint thread panicked");
-            }
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Err(_)) => Err(ShutdownError::EndpointPanicked),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        if let Err(e) = self.stop() {
+            log::error!(target: "gym_metrics", "{e}");
         }
     }
 }

@@ -1,8 +1,12 @@
 //! The one place that knows which backend this build records into.
 //!
 //! Exactly one Cargo feature picks it: `noop` wins over everything (so
-//! `--all-features` still builds), then `prom`, then `otel`. Every example
-//! calls [`install`] and never names a backend crate.
+//! `--all-features` still builds), then `prom`, then `otel`. Every backend
+//! starts the same way (`from_env()?.role(..).install()?`, a guard with
+//! `fleet_size()` and `shutdown()`), so all this module switches is the
+//! builder and what only prom has: the address it serves `/metrics` on and
+//! the exposition it can read back. `src/bin/simple.rs` shows each
+//! backend's start-up written out.
 
 use std::error::Error;
 use std::net::SocketAddr;
@@ -55,7 +59,7 @@ impl BackendGuard {
     /// # Errors
     /// The backend could not flush (e.g. the OTLP collector is unreachable).
     pub fn shutdown(self) -> Result<(), Box<dyn Error>> {
-        imp::shutdown(self.inner)
+        Ok(self.inner.shutdown()?)
     }
 }
 
@@ -72,24 +76,21 @@ pub const SERVES_METRICS: bool = imp::SERVES_METRICS;
 /// The backend's configuration (environment) is invalid, the address is taken,
 /// or a backend is already installed in this process.
 pub fn install(role: Role, metrics_addr: SocketAddr) -> Result<BackendGuard, Box<dyn Error>> {
-    Ok(BackendGuard {
-        inner: imp::install(role, metrics_addr)?,
-    })
+    let inner = imp::builder(metrics_addr)?.role(role).install()?;
+    Ok(BackendGuard { inner })
 }
 
 #[cfg(feature = "noop")]
 mod imp {
     use super::*;
+    use gym_metrics_noop::{ConfigError, NoopBuilder};
 
     pub const NAME: &str = "noop";
     pub const SERVES_METRICS: bool = false;
     pub type Guard = gym_metrics_noop::NoopGuard;
 
-    pub fn install(role: Role, _metrics_addr: SocketAddr) -> Result<Guard, Box<dyn Error>> {
-        gym_metrics_noop::NoopBuilder::new()
-            .role(role)
-            .install()
-            .map_err(|e| e.to_string().into())
+    pub fn builder(_metrics_addr: SocketAddr) -> Result<NoopBuilder, ConfigError> {
+        NoopBuilder::from_env()
     }
 
     pub fn metrics_addr(_guard: &Guard) -> Option<SocketAddr> {
@@ -99,26 +100,19 @@ mod imp {
     pub fn reader(_guard: &Guard) -> MetricsReader {
         MetricsReader {}
     }
-
-    pub fn shutdown(guard: Guard) -> Result<(), Box<dyn Error>> {
-        guard.shutdown();
-        Ok(())
-    }
 }
 
 #[cfg(all(feature = "prom", not(feature = "noop")))]
 mod imp {
     use super::*;
+    use gym_metrics_prom::{ConfigError, PrometheusBuilder};
 
     pub const NAME: &str = "prom";
     pub const SERVES_METRICS: bool = true;
     pub type Guard = gym_metrics_prom::PrometheusGuard;
 
-    pub fn install(role: Role, metrics_addr: SocketAddr) -> Result<Guard, Box<dyn Error>> {
-        Ok(gym_metrics_prom::PrometheusBuilder::from_env()?
-            .role(role)
-            .with_http_listener(metrics_addr)
-            .install()?)
+    pub fn builder(metrics_addr: SocketAddr) -> Result<PrometheusBuilder, ConfigError> {
+        Ok(PrometheusBuilder::from_env()?.with_http_listener(metrics_addr))
     }
 
     pub fn metrics_addr(guard: &Guard) -> Option<SocketAddr> {
@@ -130,25 +124,19 @@ mod imp {
             handle: guard.handle(),
         }
     }
-
-    pub fn shutdown(guard: Guard) -> Result<(), Box<dyn Error>> {
-        guard.shutdown();
-        Ok(())
-    }
 }
 
 #[cfg(all(feature = "otel", not(any(feature = "prom", feature = "noop"))))]
 mod imp {
     use super::*;
+    use gym_metrics_otel::{ConfigError, OtelBuilder};
 
     pub const NAME: &str = "otel";
     pub const SERVES_METRICS: bool = false;
     pub type Guard = gym_metrics_otel::OtelGuard;
 
-    pub fn install(role: Role, _metrics_addr: SocketAddr) -> Result<Guard, Box<dyn Error>> {
-        Ok(gym_metrics_otel::OtelBuilder::from_env()?
-            .role(role)
-            .install()?)
+    pub fn builder(_metrics_addr: SocketAddr) -> Result<OtelBuilder, ConfigError> {
+        OtelBuilder::from_env()
     }
 
     pub fn metrics_addr(_guard: &Guard) -> Option<SocketAddr> {
@@ -157,10 +145,6 @@ mod imp {
 
     pub fn reader(_guard: &Guard) -> MetricsReader {
         MetricsReader {}
-    }
-
-    pub fn shutdown(guard: Guard) -> Result<(), Box<dyn Error>> {
-        Ok(guard.shutdown()?)
     }
 }
 

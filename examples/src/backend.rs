@@ -1,11 +1,16 @@
 //! The one place that knows which backend this build records into.
 //!
 //! Exactly one Cargo feature picks it: `noop` wins over everything (so
-//! `--all-features` still builds), then `prom`, then `otel`. Every example
-//! calls [`install`] and never names a backend crate.
+//! `--all-features` still builds), then `prom`, then `otel`. Every backend
+//! starts the same way (`from_env()?.role(..).install()?`, a guard with
+//! `fleet_size()` and `shutdown()`), so all this module switches is the
+//! builder and what only prom has: the address it serves `/metrics` on and
+//! the exposition it can read back. `src/bin/simple.rs` shows each
+//! backend's start-up written out.
 
 use std::error::Error;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use gym_metrics_api::{FleetSize, Role};
 
@@ -50,10 +55,14 @@ impl BackendGuard {
         imp::reader(&self.inner)
     }
 
-    /// Flushes and stops the backend.
+    /// Flushes and stops the backend: on prom, after one more scrape (at
+    /// most the `final_scrape_wait` given at install); on otel, after the
+    /// final export.
     ///
     /// # Errors
     /// The backend could not flush (e.g. the OTLP collector is unreachable).
+    /// A final scrape that did not come is not one: a demo run without a
+    /// Prometheus has no scraper to wait for, so it is logged at info level.
     pub fn shutdown(self) -> Result<(), Box<dyn Error>> {
         imp::shutdown(self.inner)
     }
@@ -66,30 +75,40 @@ pub const NAME: &str = imp::NAME;
 pub const SERVES_METRICS: bool = imp::SERVES_METRICS;
 
 /// Installs this build's backend for `role`; on `prom` it serves `/metrics`
-/// on `metrics_addr` (port 0 picks a free one). Other backends ignore the address.
+/// on `metrics_addr` (port 0 picks a free one) and, when
+/// `final_scrape_wait` is not zero, keeps serving at shutdown until one more
+/// scrape has read the last values (at most that long). Other backends
+/// ignore both (they flush at shutdown).
 ///
 /// # Errors
 /// The backend's configuration (environment) is invalid, the address is taken,
 /// or a backend is already installed in this process.
-pub fn install(role: Role, metrics_addr: SocketAddr) -> Result<BackendGuard, Box<dyn Error>> {
-    Ok(BackendGuard {
-        inner: imp::install(role, metrics_addr)?,
-    })
+pub fn install(
+    role: Role,
+    metrics_addr: SocketAddr,
+    final_scrape_wait: Duration,
+) -> Result<BackendGuard, Box<dyn Error>> {
+    let inner = imp::builder(metrics_addr, final_scrape_wait)?
+        .role(role)
+        .install()?;
+    Ok(BackendGuard { inner })
 }
 
 #[cfg(feature = "noop")]
 mod imp {
     use super::*;
+    use gym_metrics_noop::{ConfigError, NoopBuilder};
 
     pub const NAME: &str = "noop";
     pub const SERVES_METRICS: bool = false;
     pub type Guard = gym_metrics_noop::NoopGuard;
 
-    pub fn install(role: Role, _metrics_addr: SocketAddr) -> Result<Guard, Box<dyn Error>> {
-        gym_metrics_noop::NoopBuilder::new()
-            .role(role)
-            .install()
-            .map_err(|e| e.to_string().into())
+    pub fn builder(_: SocketAddr, _: Duration) -> Result<NoopBuilder, ConfigError> {
+        NoopBuilder::from_env()
+    }
+
+    pub fn shutdown(guard: Guard) -> Result<(), Box<dyn Error>> {
+        Ok(guard.shutdown()?)
     }
 
     pub fn metrics_addr(_guard: &Guard) -> Option<SocketAddr> {
@@ -99,26 +118,37 @@ mod imp {
     pub fn reader(_guard: &Guard) -> MetricsReader {
         MetricsReader {}
     }
-
-    pub fn shutdown(guard: Guard) -> Result<(), Box<dyn Error>> {
-        guard.shutdown();
-        Ok(())
-    }
 }
 
 #[cfg(all(feature = "prom", not(feature = "noop")))]
 mod imp {
     use super::*;
+    use gym_metrics_prom::{ConfigError, PrometheusBuilder};
 
     pub const NAME: &str = "prom";
     pub const SERVES_METRICS: bool = true;
     pub type Guard = gym_metrics_prom::PrometheusGuard;
 
-    pub fn install(role: Role, metrics_addr: SocketAddr) -> Result<Guard, Box<dyn Error>> {
-        Ok(gym_metrics_prom::PrometheusBuilder::from_env()?
-            .role(role)
-            .with_http_listener(metrics_addr)
-            .install()?)
+    pub fn builder(
+        metrics_addr: SocketAddr,
+        final_scrape_wait: Duration,
+    ) -> Result<PrometheusBuilder, ConfigError> {
+        let builder = PrometheusBuilder::from_env()?.with_http_listener(metrics_addr);
+        Ok(if final_scrape_wait.is_zero() {
+            builder
+        } else {
+            builder.final_scrape_wait(final_scrape_wait)
+        })
+    }
+
+    pub fn shutdown(guard: Guard) -> Result<(), Box<dyn Error>> {
+        match guard.shutdown() {
+            Err(e @ gym_metrics_prom::ShutdownError::FinalScrapeMissed { .. }) => {
+                log::info!(target: "gym_fleet", "{e}");
+                Ok(())
+            }
+            other => Ok(other?),
+        }
     }
 
     pub fn metrics_addr(guard: &Guard) -> Option<SocketAddr> {
@@ -130,25 +160,23 @@ mod imp {
             handle: guard.handle(),
         }
     }
-
-    pub fn shutdown(guard: Guard) -> Result<(), Box<dyn Error>> {
-        guard.shutdown();
-        Ok(())
-    }
 }
 
 #[cfg(all(feature = "otel", not(any(feature = "prom", feature = "noop"))))]
 mod imp {
     use super::*;
+    use gym_metrics_otel::{ConfigError, OtelBuilder};
 
     pub const NAME: &str = "otel";
     pub const SERVES_METRICS: bool = false;
     pub type Guard = gym_metrics_otel::OtelGuard;
 
-    pub fn install(role: Role, _metrics_addr: SocketAddr) -> Result<Guard, Box<dyn Error>> {
-        Ok(gym_metrics_otel::OtelBuilder::from_env()?
-            .role(role)
-            .install()?)
+    pub fn builder(_: SocketAddr, _: Duration) -> Result<OtelBuilder, ConfigError> {
+        OtelBuilder::from_env()
+    }
+
+    pub fn shutdown(guard: Guard) -> Result<(), Box<dyn Error>> {
+        Ok(guard.shutdown()?)
     }
 
     pub fn metrics_addr(_guard: &Guard) -> Option<SocketAddr> {
@@ -157,10 +185,6 @@ mod imp {
 
     pub fn reader(_guard: &Guard) -> MetricsReader {
         MetricsReader {}
-    }
-
-    pub fn shutdown(guard: Guard) -> Result<(), Box<dyn Error>> {
-        Ok(guard.shutdown()?)
     }
 }
 

@@ -174,6 +174,7 @@ fn a_refused_fleet_size_write_is_a_warning_on_stderr() {
         let guard = gym_metrics_examples::backend::install(
             gym_metrics_api::Role::server("resources-0", "resources"),
             any_port,
+            std::time::Duration::ZERO,
         )
         .expect("the backend installs");
         assert!(gym_metrics_api::record_active_servers(3).is_err());

@@ -46,10 +46,19 @@
 //! assert_eq!(tiny.tally.snapshot().success_rate(), Some(0.5));
 //! ```
 
+pub use crate::backend_consts::{
+    default_server_role, ALREADY_INSTALLED, DEFAULT_SERVER_NAME, DEFAULT_SERVER_TYPE,
+    MAX_DURATION_MS, SCOPE_NAME, SCOPE_VERSION,
+};
 pub use crate::boundaries::{Boundaries, BoundariesError};
 pub use crate::compiled_off::{check_recording_compiled_in, CompiledOffError};
+pub use crate::config_error::ConfigError;
+pub use crate::env_vars::EnvVars;
 pub use crate::http_server::{status_code_str, ERROR_TYPE_OTHER};
 pub use crate::recorder::{NoopRecorder, Recorder};
+pub use crate::redact::{
+    redact_header_list, redact_userinfo, redact_value, RedactedHeaders, REDACTED,
+};
 pub use crate::role::{
     DEFAULT_SERVICE_NAME, ROLE_ATTRIBUTE, SERVER_NAME_ATTRIBUTE, SERVER_TYPE_ATTRIBUTE,
 };

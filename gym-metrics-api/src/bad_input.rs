@@ -6,18 +6,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use crate::backend_consts::MAX_DURATION_MS;
+
 /// Warnings about dropped values are logged at most this often.
 const WARN_INTERVAL: Duration = Duration::from_secs(60);
 const NEVER: u64 = u64::MAX;
 
 static LAST_WARNING_MS: AtomicU64 = AtomicU64::new(NEVER);
 static DROPPED: AtomicU64 = AtomicU64::new(0);
-
-/// The largest duration recorded, in milliseconds: [`Duration::MAX`]'s
-/// (~5.8e11 years). A larger finite value is recorded as this one, in the
-/// same `+Inf` bucket, so that no number of records can push a histogram's
-/// sum to infinity (`f64::MAX` twice would).
-pub(crate) const MAX_DURATION_MS: f64 = u64::MAX as f64 * 1_000.0;
 
 /// `Some(ms)` if `ms` is a usable duration in milliseconds, capped at
 /// [`MAX_DURATION_MS`].

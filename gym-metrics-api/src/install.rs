@@ -191,9 +191,7 @@ impl<R> fmt::Debug for SetRecorderError<R> {
 
 impl<R> fmt::Display for SetRecorderError<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(
-            "a gym-metrics recorder is already installed in this process: install one backend, once, at start-up",
-        )
+        f.write_str(crate::backend_consts::ALREADY_INSTALLED)
     }
 }
 

@@ -50,15 +50,19 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 pub mod backend;
+mod backend_consts;
 mod bad_input;
 mod boundaries;
 mod catalogue;
 mod cell;
 mod compiled_off;
+mod config_error;
+mod env_vars;
 mod facade;
 mod http_server;
 mod install;
 mod recorder;
+mod redact;
 mod resource;
 mod role;
 mod tally;

@@ -2,8 +2,10 @@
 //!
 //! The no-op backend: it declares the process's role and records nothing,
 //! and no backend crate (opentelemetry, prometheus, reqwest, tonic) is built.
-//! It offers the same start-up shape as the real backends, so an application
-//! switches backend with one Cargo feature and no code change.
+//! It offers the same start-up shape as the real backends (`new()`,
+//! `from_env()`, `role(..)`, `build()`, `install()`; a guard with
+//! `fleet_size()` and `shutdown()`), so an application switches backend with
+//! one Cargo feature and no code change.
 //!
 //! To compile every record call to nothing as well (no atomic load, no
 //! branch), the **application** turns on `gym-metrics-api/off` in the same
@@ -22,15 +24,19 @@
 //! use gym_metrics_noop::NoopBuilder;
 //! use gym_metrics_api::Role;
 //!
-//! let guard = NoopBuilder::new().role(Role::orchestrator()).install().unwrap();
+//! let guard = NoopBuilder::from_env()?.role(Role::orchestrator()).install()?;
 //! gym_metrics_api::record_verify(std::time::Duration::from_millis(5), true); // nothing recorded
 //! assert!(gym_metrics_api::role().unwrap().is_orchestrator());
 //! guard.fleet_size().unwrap().set(3); // accepted, nothing recorded
+//! guard.shutdown()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(missing_docs)]
 
 use gym_metrics_api::backend::NoopRecorder;
-use gym_metrics_api::{install, FleetSize, Installation, Role, SetRecorderError};
+use gym_metrics_api::{install, FleetSize, Installation, Role};
+
+pub use gym_metrics_api::backend::ConfigError;
 
 /// Builds the no-op backend.
 ///
@@ -50,15 +56,31 @@ impl Default for NoopBuilder {
 }
 
 impl NoopBuilder {
-    /// A builder for a server named after the process, like the real backends' default.
+    /// A builder for the role every backend starts with
+    /// ([`gym_metrics_api::backend::default_server_role`]).
     ///
     /// ```
     /// let _ = gym_metrics_noop::NoopBuilder::new();
     /// ```
     pub fn new() -> Self {
         Self {
-            role: Role::server("server", "server"),
+            role: gym_metrics_api::backend::default_server_role(),
         }
+    }
+
+    /// [`NoopBuilder::new`]: the no-op backend reads no variable. It has the
+    /// real backends' signature, so switching backend changes no code.
+    ///
+    /// # Errors
+    /// None in this backend; the type is the one every backend returns.
+    ///
+    /// ```
+    /// let b = gym_metrics_noop::NoopBuilder::from_env()?;
+    /// # let _ = b;
+    /// # Ok::<(), gym_metrics_noop::ConfigError>(())
+    /// ```
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Ok(Self::new())
     }
 
     /// Declares the process's role.
@@ -71,20 +93,70 @@ impl NoopBuilder {
         self
     }
 
+    /// The no-op recorder and a guard, without installing anything: the
+    /// recorder is yours to call (or to install).
+    ///
+    /// # Errors
+    /// None in this backend; the type is the one `install` returns.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Recorder;
+    /// let (recorder, guard) = gym_metrics_noop::NoopBuilder::new().build()?;
+    /// recorder.record_verify(40.0, true); // nothing recorded
+    /// assert!(guard.fleet_size().is_none()); // nothing installed
+    /// # Ok::<(), gym_metrics_noop::BuildError>(())
+    /// ```
+    pub fn build(self) -> Result<(NoopRecorder, NoopGuard), BuildError> {
+        Ok((
+            NoopRecorder::new(self.role),
+            NoopGuard { installation: None },
+        ))
+    }
+
     /// Installs the no-op recorder (so the role is declared, as with any backend).
     ///
     /// # Errors
-    /// A recorder is already installed.
+    /// [`BuildError::AlreadyInstalled`] when a recorder is already installed.
     ///
     /// ```
-    /// let g = gym_metrics_noop::NoopBuilder::new().install().unwrap();
-    /// g.shutdown();
+    /// let g = gym_metrics_noop::NoopBuilder::new().install()?;
+    /// assert!(gym_metrics_noop::NoopBuilder::new().install().is_err()); // once per process
+    /// g.shutdown()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn install(self) -> Result<NoopGuard, SetRecorderError<NoopRecorder>> {
-        let installation = install(NoopRecorder::new(self.role))?;
-        Ok(NoopGuard { installation })
+    pub fn install(self) -> Result<NoopGuard, BuildError> {
+        let (recorder, _) = self.build()?;
+        let installation = install(recorder).map_err(|_| BuildError::AlreadyInstalled)?;
+        Ok(NoopGuard {
+            installation: Some(installation),
+        })
     }
 }
+
+/// The no-op backend could not be started.
+///
+/// ```
+/// let e = gym_metrics_noop::BuildError::AlreadyInstalled;
+/// assert_eq!(e.to_string(), gym_metrics_api::backend::ALREADY_INSTALLED);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// A gym-metrics recorder is already installed in this process.
+    #[error("{}", gym_metrics_api::backend::ALREADY_INSTALLED)]
+    AlreadyInstalled,
+}
+
+/// The no-op backend's shutdown cannot fail: this enum has no value. It
+/// exists so that [`NoopGuard::shutdown`] has the real backends' signature.
+///
+/// ```
+/// fn never(e: gym_metrics_noop::ShutdownError) -> ! {
+///     match e {}
+/// }
+/// # let _ = never;
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShutdownError {}
 
 /// What [`NoopBuilder::install`] returns; has the same methods as the real backends' guards.
 ///
@@ -94,11 +166,12 @@ impl NoopBuilder {
 /// ```
 #[derive(Debug)]
 pub struct NoopGuard {
-    installation: Installation,
+    installation: Option<Installation>,
 }
 
 impl NoopGuard {
-    /// The fleet-size capability, for an orchestrator install.
+    /// The fleet-size capability: `Some` only when this guard installed an
+    /// orchestrator recorder.
     ///
     /// ```
     /// # use gym_metrics_api::Role;
@@ -106,13 +179,19 @@ impl NoopGuard {
     /// assert!(g.fleet_size().is_some());
     /// ```
     pub fn fleet_size(&self) -> Option<FleetSize> {
-        self.installation.fleet_size()
+        self.installation.and_then(|i| i.fleet_size())
     }
 
-    /// Nothing to flush; returns at once.
+    /// Nothing to flush; returns at once and never fails.
+    ///
+    /// # Errors
+    /// None: [`ShutdownError`] has no value.
     ///
     /// ```
-    /// gym_metrics_noop::NoopBuilder::new().install().unwrap().shutdown();
+    /// gym_metrics_noop::NoopBuilder::new().install().unwrap().shutdown()?;
+    /// # Ok::<(), gym_metrics_noop::ShutdownError>(())
     /// ```
-    pub fn shutdown(self) {}
+    pub fn shutdown(self) -> Result<(), ShutdownError> {
+        Ok(())
+    }
 }

@@ -1,28 +1,50 @@
 //! The builder: every setting of the backend, each also an `OTEL_*` variable
-//! (see [`OtelBuilder::from_env`]).
+//! ([`OtelBuilder::from_env`]), and its two exits, [`OtelBuilder::build`]
+//! and [`OtelBuilder::install`].
 
+use std::fmt;
 use std::io::Write;
 use std::time::Duration;
 
-use gym_metrics_api::backend::{Boundaries, BoundariesError};
+use gym_metrics_api::backend::{
+    Boundaries, BoundariesError, EnvVars, NoopRecorder, RedactedHeaders,
+};
 use gym_metrics_api::Role;
 
 use crate::console_writer::ConsoleWriter;
 use crate::endpoint::Endpoint;
-use crate::{HistogramAggregation, MetricsExporter, OtlpProtocol, TemporalityPreference};
+use crate::env::{EnvSettings, ENV_VARIABLES};
+use crate::resource::build_resource;
+use crate::start::{meter_provider, Export};
+use crate::{
+    BuildError, ConfigError, HistogramAggregation, MetricsExporter, OtelGuard, OtelRecorder,
+    OtlpProtocol, TemporalityPreference,
+};
 
-/// Default `OTEL_METRIC_EXPORT_INTERVAL`: 10 s.
+/// Default `OTEL_METRIC_EXPORT_INTERVAL`: 10 s, not the specification's
+/// 60 s. The Python reference implementation exports every 10 s, so both
+/// paths give a dashboard the same resolution; and a gym server often lives
+/// for less than a minute, so at 60 s most of its life would reach the
+/// collector only in the final export.
 pub(crate) const DEFAULT_EXPORT_INTERVAL: Duration = Duration::from_secs(10);
-/// Default `OTEL_EXPORTER_OTLP_TIMEOUT`: 10 s.
+/// Default `OTEL_EXPORTER_OTLP_TIMEOUT`: 10 s, as the specification says.
 pub(crate) const DEFAULT_EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default `OTEL_METRIC_EXPORT_TIMEOUT`: 30 s, as the specification says.
+pub(crate) const DEFAULT_METRIC_EXPORT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default deadline of [`crate::OtelGuard::shutdown`]: 5 s.
 pub(crate) const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Configures and starts the OpenTelemetry backend.
 ///
 /// Defaults: OTLP over http/protobuf to `http://localhost:4318/v1/metrics`,
-/// export every 10 s, cumulative temporality, the catalogue's bucket
-/// boundaries, a 5 s shutdown deadline, and the role `server("server", "server")`.
+/// export every 10 s (the specification says 60 s; see
+/// [`OtelBuilder::export_interval`] for why 10), a 10 s OTLP timeout within
+/// a 30 s export timeout, cumulative temporality, the catalogue's bucket
+/// boundaries, a 5 s shutdown deadline, and the role
+/// [`gym_metrics_api::backend::default_server_role`].
+///
+/// `Debug` prints every setting but the header values and the endpoint's
+/// user-info, which it redacts.
 ///
 /// ```
 /// use std::time::Duration;
@@ -42,22 +64,23 @@ pub(crate) const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 /// assert!(format!("{builder:?}").contains("Boundaries([10.0, 100.0, 1000.0])"));
 /// # Ok::<(), gym_metrics_api::backend::BoundariesError>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct OtelBuilder {
-    pub(crate) role: Role,
-    pub(crate) exporter: MetricsExporter,
-    pub(crate) protocol: OtlpProtocol,
-    pub(crate) endpoint: Option<Endpoint>,
-    pub(crate) headers: Vec<(String, String)>,
-    pub(crate) export_timeout: Duration,
-    pub(crate) export_interval: Duration,
-    pub(crate) shutdown_timeout: Duration,
-    pub(crate) temporality: TemporalityPreference,
-    pub(crate) histogram_aggregation: HistogramAggregation,
-    pub(crate) boundaries: Boundaries,
-    pub(crate) service_name: Option<String>,
-    pub(crate) resource_attributes: Vec<(String, String)>,
-    pub(crate) console_writer: Option<ConsoleWriter>,
+    role: Role,
+    exporter: MetricsExporter,
+    protocol: OtlpProtocol,
+    endpoint: Option<Endpoint>,
+    headers: Vec<(String, String)>,
+    export_timeout: Duration,
+    metric_export_timeout: Duration,
+    export_interval: Duration,
+    shutdown_timeout: Duration,
+    temporality: TemporalityPreference,
+    histogram_aggregation: HistogramAggregation,
+    boundaries: Boundaries,
+    service_name: Option<String>,
+    resource_attributes: Vec<(String, String)>,
+    console_writer: Option<ConsoleWriter>,
 }
 
 impl Default for OtelBuilder {
@@ -75,12 +98,13 @@ impl OtelBuilder {
     /// ```
     pub fn new() -> Self {
         Self {
-            role: Role::server("server", "server"),
+            role: gym_metrics_api::backend::default_server_role(),
             exporter: MetricsExporter::default(),
             protocol: OtlpProtocol::default(),
             endpoint: None,
             headers: Vec::new(),
             export_timeout: DEFAULT_EXPORT_TIMEOUT,
+            metric_export_timeout: DEFAULT_METRIC_EXPORT_TIMEOUT,
             export_interval: DEFAULT_EXPORT_INTERVAL,
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             temporality: TemporalityPreference::default(),
@@ -90,6 +114,86 @@ impl OtelBuilder {
             resource_attributes: Vec::new(),
             console_writer: None,
         }
+    }
+
+    /// The defaults overridden by the process environment: see
+    /// [`OtelBuilder::from_env_lookup`] for the variables.
+    ///
+    /// # Errors
+    /// A variable with a bad value, or one that is not UTF-8, naming the
+    /// variable and the value (secrets redacted).
+    ///
+    /// ```
+    /// let builder = gym_metrics_otel::OtelBuilder::from_env()?;
+    /// # let _ = builder;
+    /// # Ok::<(), gym_metrics_otel::ConfigError>(())
+    /// ```
+    pub fn from_env() -> Result<Self, ConfigError> {
+        let vars = EnvVars::from_process(&ENV_VARIABLES)?;
+        Self::from_env_lookup(|name| vars.get(name))
+    }
+
+    /// The defaults overridden by the variables `lookup` returns; an empty
+    /// value counts as unset. The signal-specific `..._METRICS_...` variable
+    /// wins over the generic one.
+    ///
+    /// | variable | meaning |
+    /// |---|---|
+    /// | `OTEL_SDK_DISABLED` | `true`: same as exporter `none` |
+    /// | `OTEL_SERVICE_NAME` | base of `service.name` (default `gym`) |
+    /// | `OTEL_RESOURCE_ATTRIBUTES` | `k=v,...` extra resource attributes |
+    /// | `OTEL_METRICS_EXPORTER` | `otlp` (default), `console`, `none` |
+    /// | `OTEL_EXPORTER_OTLP_[METRICS_]PROTOCOL` | `http/protobuf` (default), `grpc` |
+    /// | `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` | URL used as is |
+    /// | `OTEL_EXPORTER_OTLP_ENDPOINT` | base URL (`/v1/metrics` appended for http) |
+    /// | `OTEL_EXPORTER_OTLP_[METRICS_]HEADERS` | `k=v,...` request headers |
+    /// | `OTEL_EXPORTER_OTLP_[METRICS_]TIMEOUT` | OTLP request timeout, ms (default 10000) |
+    /// | `OTEL_METRIC_EXPORT_TIMEOUT` | one whole export, ms (default 30000) |
+    /// | `OTEL_METRIC_EXPORT_INTERVAL` | ms between exports (default 10000) |
+    /// | `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` | `cumulative` (default), `delta`, `lowmemory` |
+    /// | `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION` | `explicit_bucket_histogram` (default), `base2_exponential_bucket_histogram` |
+    /// | `GYM_METRICS_OTEL_SHUTDOWN_TIMEOUT` | shutdown deadline, ms (default 5000) |
+    ///
+    /// Every value is also a builder setting, and explicit settings win. One
+    /// caveat: the `opentelemetry-otlp` exporter itself also merges
+    /// `OTEL_EXPORTER_OTLP_[METRICS_]HEADERS` (and reads `_COMPRESSION`)
+    /// from the process environment, whatever `lookup` returns.
+    ///
+    /// # Errors
+    /// A variable with a bad value, naming the variable and the value
+    /// (header values and URL user-info redacted).
+    ///
+    /// ```
+    /// use gym_metrics_otel::OtelBuilder;
+    /// let env = |name: &str| match name {
+    ///     "OTEL_METRIC_EXPORT_INTERVAL" => Some("soon".to_string()),
+    ///     _ => None,
+    /// };
+    /// let err = OtelBuilder::from_env_lookup(env).unwrap_err();
+    /// assert!(err.to_string().contains("OTEL_METRIC_EXPORT_INTERVAL=\"soon\""));
+    /// ```
+    pub fn from_env_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let env = EnvSettings::read(lookup)?;
+        let defaults = Self::new();
+        Ok(Self {
+            exporter: env.exporter.unwrap_or(defaults.exporter),
+            protocol: env.protocol.unwrap_or(defaults.protocol),
+            endpoint: env.endpoint,
+            headers: env.headers.unwrap_or_default(),
+            export_timeout: env.export_timeout.unwrap_or(defaults.export_timeout),
+            metric_export_timeout: env
+                .metric_export_timeout
+                .unwrap_or(defaults.metric_export_timeout),
+            export_interval: env.export_interval.unwrap_or(defaults.export_interval),
+            shutdown_timeout: env.shutdown_timeout.unwrap_or(defaults.shutdown_timeout),
+            temporality: env.temporality.unwrap_or(defaults.temporality),
+            histogram_aggregation: env
+                .histogram_aggregation
+                .unwrap_or(defaults.histogram_aggregation),
+            service_name: env.service_name,
+            resource_attributes: env.resource_attributes,
+            ..defaults
+        })
     }
 
     /// The role this process declares (orchestrator or server).
@@ -162,20 +266,46 @@ impl OtelBuilder {
         self
     }
 
-    /// How long one export may take, retries included
-    /// (`OTEL_EXPORTER_OTLP_METRICS_TIMEOUT`, default 10 s).
+    /// The OTLP exporter's timeout: how long one request may take, and the
+    /// deadline after which a failed export is not retried
+    /// (`OTEL_EXPORTER_OTLP_[METRICS_]TIMEOUT`, default 10 s). Capped by
+    /// [`OtelBuilder::metric_export_timeout`]. Zero is rejected by
+    /// [`OtelBuilder::build`].
     ///
     /// ```
     /// let b = gym_metrics_otel::OtelBuilder::new().export_timeout(std::time::Duration::from_secs(2));
     /// # let _ = b;
     /// ```
-    pub fn export_timeout(mut self, timeout: std::time::Duration) -> Self {
+    pub fn export_timeout(mut self, timeout: Duration) -> Self {
         self.export_timeout = timeout;
         self
     }
 
+    /// The most one periodic export may take (`OTEL_METRIC_EXPORT_TIMEOUT`,
+    /// default 30 s, as the specification says). The SDK's reader enforces
+    /// no timeout of its own, so this one caps the OTLP exporter's
+    /// ([`OtelBuilder::export_timeout`]): each request, and the deadline
+    /// after which a failed export is not retried, is the smaller of the
+    /// two. (A request under way at that deadline still runs to its own
+    /// timeout: a blocking HTTP request cannot be cut short.) Zero is
+    /// rejected by [`OtelBuilder::build`].
+    ///
+    /// ```
+    /// let b = gym_metrics_otel::OtelBuilder::new().metric_export_timeout(std::time::Duration::from_secs(5));
+    /// # let _ = b;
+    /// ```
+    pub fn metric_export_timeout(mut self, timeout: Duration) -> Self {
+        self.metric_export_timeout = timeout;
+        self
+    }
+
     /// Time between exports (`OTEL_METRIC_EXPORT_INTERVAL`, default 10 s).
-    /// Zero is rejected by [`OtelBuilder::install`].
+    ///
+    /// The specification's default is 60 s; this backend keeps 10 s, as the
+    /// Python reference implementation does, so that both give a dashboard
+    /// the same resolution, and because a gym server often lives for less
+    /// than a minute: at 60 s, most of its life would reach the collector
+    /// only in its final export. Zero is rejected by [`OtelBuilder::build`].
     ///
     /// ```
     /// let b = gym_metrics_otel::OtelBuilder::new().export_interval(std::time::Duration::from_millis(500));
@@ -277,5 +407,201 @@ impl OtelBuilder {
     pub fn console_writer(mut self, writer: impl Write + Send + 'static) -> Self {
         self.console_writer = Some(ConsoleWriter::new(writer));
         self
+    }
+
+    /// Starts the pipeline without touching the process-wide facade: the
+    /// recorder is yours to call (or to install). With exporter `none` the
+    /// recorder aggregates and nothing is exported.
+    ///
+    /// # Errors
+    /// An invalid setting (a zero interval or timeout, a non-`http://`
+    /// endpoint, a bad header), an exporter that could not be built, or
+    /// [`BuildError::CompiledOff`] in a program built with the API's `off` feature.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Recorder;
+    /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
+    /// let (recorder, guard) = OtelBuilder::new().exporter(MetricsExporter::Console)
+    ///     .console_writer(std::io::sink())
+    ///     .build()?;
+    /// recorder.record_rollout_duration(1200.0);
+    /// guard.shutdown()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn build(self) -> Result<(OtelRecorder, OtelGuard), BuildError> {
+        gym_metrics_api::backend::check_recording_compiled_in()?;
+        for (setting, value) in [
+            ("export_interval", self.export_interval),
+            ("export_timeout", self.export_timeout),
+            ("metric_export_timeout", self.metric_export_timeout),
+        ] {
+            if value.is_zero() {
+                return Err(ConfigError::invalid(setting, "0ms", "a positive duration").into());
+            }
+        }
+        // A `service.instance.id` the user gave (e.g. a pod name) is kept, as
+        // gym-metrics-prom does; otherwise each process gets a fresh one.
+        let instance_id = self
+            .resource_attributes
+            .iter()
+            .find(|(key, _)| key == "service.instance.id")
+            .map(|(_, id)| id.clone())
+            .unwrap_or_else(gym_metrics_api::backend::resource::new_instance_id);
+        let resource = build_resource(
+            &self.role,
+            self.service_name.as_deref(),
+            &self.resource_attributes,
+            instance_id,
+        );
+        let export = Export {
+            exporter: self.exporter,
+            protocol: self.protocol,
+            endpoint: self.endpoint.as_ref(),
+            headers: &self.headers,
+            timeout: self.export_timeout.min(self.metric_export_timeout),
+            interval: self.export_interval,
+            temporality: self.temporality,
+            console_writer: self.console_writer.clone(),
+        };
+        let provider = meter_provider(resource, self.histogram_aggregation, export)?;
+        let recorder = OtelRecorder::new(&provider, self.role, &self.boundaries);
+        Ok((
+            recorder,
+            OtelGuard::new(Some(provider), self.shutdown_timeout),
+        ))
+    }
+
+    /// Starts the pipeline and installs its recorder into the facade
+    /// (`gym_metrics_api::install`). With exporter `none` (or
+    /// `OTEL_SDK_DISABLED=true`) nothing is started and a recorder that
+    /// records nothing is installed: the role is declared as with any
+    /// backend, so `gym_metrics_api::role()` and the guard's `fleet_size()`
+    /// answer as they would with an exporter.
+    ///
+    /// # Errors
+    /// As [`OtelBuilder::build`], and [`BuildError::AlreadyInstalled`] when a
+    /// recorder is already installed in this process.
+    ///
+    /// ```no_run
+    /// use gym_metrics_api::Role;
+    /// use gym_metrics_otel::OtelBuilder;
+    /// let guard = OtelBuilder::from_env()?.role(Role::orchestrator()).install()?;
+    /// if let Some(fleet) = guard.fleet_size() {
+    ///     fleet.set(4);
+    /// }
+    /// gym_metrics_api::record_verify(std::time::Duration::from_millis(40), true);
+    /// guard.shutdown()?; // final export, bounded by the shutdown timeout
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn install(self) -> Result<OtelGuard, BuildError> {
+        gym_metrics_api::backend::check_recording_compiled_in()?;
+        if gym_metrics_api::role().is_some() {
+            return Err(BuildError::AlreadyInstalled);
+        }
+        if self.exporter == MetricsExporter::None {
+            let installation = gym_metrics_api::install(NoopRecorder::new(self.role))
+                .map_err(|_| BuildError::AlreadyInstalled)?;
+            return Ok(OtelGuard::new(None, self.shutdown_timeout).with_installation(installation));
+        }
+        let (recorder, guard) = self.build()?;
+        match gym_metrics_api::install(recorder) {
+            Ok(installation) => Ok(guard.with_installation(installation)),
+            Err(_) => Err(BuildError::AlreadyInstalled),
+        }
+    }
+}
+
+impl fmt::Debug for OtelBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OtelBuilder")
+            .field("role", &self.role)
+            .field("exporter", &self.exporter)
+            .field("protocol", &self.protocol)
+            .field("endpoint", &self.endpoint)
+            .field("headers", &RedactedHeaders(&self.headers))
+            .field("export_timeout", &self.export_timeout)
+            .field("metric_export_timeout", &self.metric_export_timeout)
+            .field("export_interval", &self.export_interval)
+            .field("shutdown_timeout", &self.shutdown_timeout)
+            .field("temporality", &self.temporality)
+            .field("histogram_aggregation", &self.histogram_aggregation)
+            .field("boundaries", &self.boundaries)
+            .field("service_name", &self.service_name)
+            .field("resource_attributes", &self.resource_attributes)
+            .field("console_writer", &self.console_writer)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn from(vars: &[(&str, &str)]) -> OtelBuilder {
+        let map: HashMap<&str, String> = vars.iter().map(|(k, v)| (*k, v.to_string())).collect();
+        OtelBuilder::from_env_lookup(|name| map.get(name).cloned()).unwrap()
+    }
+
+    #[test]
+    fn nothing_set_gives_the_defaults() {
+        let b = from(&[]);
+        assert_eq!(b.role, gym_metrics_api::backend::default_server_role());
+        assert_eq!(b.exporter, MetricsExporter::Otlp);
+        assert_eq!(b.protocol, OtlpProtocol::HttpProtobuf);
+        assert_eq!(b.export_interval, Duration::from_secs(10));
+        assert_eq!(b.export_timeout, Duration::from_secs(10));
+        assert_eq!(b.metric_export_timeout, Duration::from_secs(30));
+        assert_eq!(b.shutdown_timeout, Duration::from_secs(5));
+        assert_eq!(b.temporality, TemporalityPreference::Cumulative);
+        assert_eq!(b.endpoint, None);
+    }
+
+    #[test]
+    fn variables_reach_the_settings() {
+        let b = from(&[
+            ("OTEL_SERVICE_NAME", "lab"),
+            ("OTEL_RESOURCE_ATTRIBUTES", "team=rl"),
+            ("OTEL_METRICS_EXPORTER", "console"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317"),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "x-tenant=lab"),
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "1500"),
+            ("OTEL_METRIC_EXPORT_TIMEOUT", "2500"),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "250"),
+            ("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "delta"),
+            (
+                "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION",
+                "base2_exponential_bucket_histogram",
+            ),
+            ("GYM_METRICS_OTEL_SHUTDOWN_TIMEOUT", "700"),
+        ]);
+        assert_eq!(b.service_name.as_deref(), Some("lab"));
+        assert_eq!(b.resource_attributes, [("team".into(), "rl".into())]);
+        assert_eq!(b.exporter, MetricsExporter::Console);
+        assert_eq!(b.protocol, OtlpProtocol::Grpc);
+        assert!(matches!(b.endpoint, Some(Endpoint::Base { .. })));
+        assert_eq!(b.headers, [("x-tenant".into(), "lab".into())]);
+        assert_eq!(b.export_timeout, Duration::from_millis(1500));
+        assert_eq!(b.metric_export_timeout, Duration::from_millis(2500));
+        assert_eq!(b.export_interval, Duration::from_millis(250));
+        assert_eq!(b.temporality, TemporalityPreference::Delta);
+        assert_eq!(
+            b.histogram_aggregation,
+            HistogramAggregation::Base2Exponential
+        );
+        assert_eq!(b.shutdown_timeout, Duration::from_millis(700));
+    }
+
+    #[test]
+    fn debug_prints_the_settings_but_not_the_secrets() {
+        let b = OtelBuilder::new()
+            .endpoint("http://gym:s3cret-pw@collector:4318/v1/metrics")
+            .headers([("authorization", "Bearer s3cret-token")]);
+        let printed = format!("{b:?}");
+        assert!(!printed.contains("s3cret"), "{printed}");
+        assert!(printed.contains("authorization"), "{printed}");
+        assert!(printed.contains("collector:4318/v1/metrics"), "{printed}");
+        assert!(printed.contains("export_interval"), "{printed}");
     }
 }

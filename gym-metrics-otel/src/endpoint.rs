@@ -2,10 +2,14 @@
 //! builder) or a base that gets `/v1/metrics` appended for http/protobuf
 //! (`OTEL_EXPORTER_OTLP_ENDPOINT`).
 
+use std::fmt;
+
+use gym_metrics_api::backend::redact_userinfo;
+
 use crate::{ConfigError, OtlpProtocol};
 
-/// How an endpoint was given.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How an endpoint was given. `Debug` redacts the URL's user-info.
+#[derive(Clone, PartialEq, Eq)]
 pub(crate) enum Endpoint {
     /// Used as is.
     Exact {
@@ -21,6 +25,19 @@ pub(crate) enum Endpoint {
         /// The URL.
         url: String,
     },
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (kind, source, url) = match self {
+            Endpoint::Exact { source, url } => ("Exact", source, url),
+            Endpoint::Base { source, url } => ("Base", source, url),
+        };
+        f.debug_struct(kind)
+            .field("source", source)
+            .field("url", &redact_userinfo(url))
+            .finish()
+    }
 }
 
 /// The URL to export to, validated: `http://host[:port][/path]`.

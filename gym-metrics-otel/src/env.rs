@@ -1,20 +1,22 @@
-//! Reading the standard `OTEL_*` variables into an [`OtelBuilder`].
+//! Reading the standard `OTEL_*` variables, for [`OtelBuilder::from_env`].
 
 use std::time::Duration;
 
 use crate::endpoint::Endpoint;
 use crate::key_values::parse_key_values;
+#[cfg(doc)]
+use crate::OtelBuilder;
 use crate::{
-    ConfigError, HistogramAggregation, MetricsExporter, OtelBuilder, OtlpProtocol,
-    TemporalityPreference,
+    ConfigError, HistogramAggregation, MetricsExporter, OtlpProtocol, TemporalityPreference,
 };
 
 /// Every variable [`OtelBuilder::from_env`] reads.
 ///
 /// ```
 /// assert!(gym_metrics_otel::ENV_VARIABLES.contains(&"OTEL_METRIC_EXPORT_INTERVAL"));
+/// assert!(gym_metrics_otel::ENV_VARIABLES.contains(&"OTEL_METRIC_EXPORT_TIMEOUT"));
 /// ```
-pub const ENV_VARIABLES: [&str; 16] = [
+pub const ENV_VARIABLES: [&str; 17] = [
     SDK_DISABLED,
     SERVICE_NAME,
     RESOURCE_ATTRIBUTES,
@@ -27,6 +29,7 @@ pub const ENV_VARIABLES: [&str; 16] = [
     HEADERS,
     METRICS_TIMEOUT,
     TIMEOUT,
+    METRIC_EXPORT_TIMEOUT,
     EXPORT_INTERVAL,
     TEMPORALITY,
     HISTOGRAM_AGGREGATION,
@@ -45,66 +48,40 @@ const METRICS_HEADERS: &str = "OTEL_EXPORTER_OTLP_METRICS_HEADERS";
 const HEADERS: &str = "OTEL_EXPORTER_OTLP_HEADERS";
 const METRICS_TIMEOUT: &str = "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT";
 const TIMEOUT: &str = "OTEL_EXPORTER_OTLP_TIMEOUT";
+const METRIC_EXPORT_TIMEOUT: &str = "OTEL_METRIC_EXPORT_TIMEOUT";
 const EXPORT_INTERVAL: &str = "OTEL_METRIC_EXPORT_INTERVAL";
 const TEMPORALITY: &str = "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE";
 const HISTOGRAM_AGGREGATION: &str = "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION";
 /// Not an OpenTelemetry variable: the deadline of the guard's shutdown, in ms.
 const SHUTDOWN_TIMEOUT: &str = "GYM_METRICS_OTEL_SHUTDOWN_TIMEOUT";
 
-impl OtelBuilder {
-    /// The defaults overridden by the process environment: see
-    /// [`OtelBuilder::from_env_lookup`] for the variables.
-    ///
-    /// # Errors
-    /// A variable with a bad value, naming the variable and the value.
-    ///
-    /// ```
-    /// let builder = gym_metrics_otel::OtelBuilder::from_env()?;
-    /// # let _ = builder;
-    /// # Ok::<(), gym_metrics_otel::ConfigError>(())
-    /// ```
-    pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_env_lookup(|name| std::env::var(name).ok())
-    }
+/// What the variables say; `None` (or empty) where a variable is unset or
+/// empty. [`OtelBuilder::from_env_lookup`] applies it over the defaults.
+#[derive(Default)]
+pub(crate) struct EnvSettings {
+    pub(crate) service_name: Option<String>,
+    pub(crate) resource_attributes: Vec<(String, String)>,
+    pub(crate) exporter: Option<MetricsExporter>,
+    pub(crate) protocol: Option<OtlpProtocol>,
+    pub(crate) endpoint: Option<Endpoint>,
+    pub(crate) headers: Option<Vec<(String, String)>>,
+    pub(crate) export_timeout: Option<Duration>,
+    pub(crate) metric_export_timeout: Option<Duration>,
+    pub(crate) export_interval: Option<Duration>,
+    pub(crate) temporality: Option<TemporalityPreference>,
+    pub(crate) histogram_aggregation: Option<HistogramAggregation>,
+    pub(crate) shutdown_timeout: Option<Duration>,
+}
 
-    /// The defaults overridden by the variables `lookup` returns; an empty
-    /// value counts as unset. The signal-specific `..._METRICS_...` variable
+impl EnvSettings {
+    /// Reads and validates the variables `lookup` returns; an empty value
+    /// counts as unset, and the signal-specific `..._METRICS_...` variable
     /// wins over the generic one.
     ///
-    /// | variable | meaning |
-    /// |---|---|
-    /// | `OTEL_SDK_DISABLED` | `true`: same as exporter `none` |
-    /// | `OTEL_SERVICE_NAME` | base of `service.name` (default `gym`) |
-    /// | `OTEL_RESOURCE_ATTRIBUTES` | `k=v,...` extra resource attributes |
-    /// | `OTEL_METRICS_EXPORTER` | `otlp` (default), `console`, `none` |
-    /// | `OTEL_EXPORTER_OTLP_[METRICS_]PROTOCOL` | `http/protobuf` (default), `grpc` |
-    /// | `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` | URL used as is |
-    /// | `OTEL_EXPORTER_OTLP_ENDPOINT` | base URL (`/v1/metrics` appended for http) |
-    /// | `OTEL_EXPORTER_OTLP_[METRICS_]HEADERS` | `k=v,...` request headers |
-    /// | `OTEL_EXPORTER_OTLP_[METRICS_]TIMEOUT` | export timeout, ms (default 10000) |
-    /// | `OTEL_METRIC_EXPORT_INTERVAL` | ms between exports (default 10000) |
-    /// | `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` | `cumulative` (default), `delta`, `lowmemory` |
-    /// | `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION` | `explicit_bucket_histogram` (default), `base2_exponential_bucket_histogram` |
-    /// | `GYM_METRICS_OTEL_SHUTDOWN_TIMEOUT` | shutdown deadline, ms (default 5000) |
-    ///
-    /// Every value is also a builder setting, and explicit settings win. One
-    /// caveat: the `opentelemetry-otlp` exporter itself also merges
-    /// `OTEL_EXPORTER_OTLP_[METRICS_]HEADERS` (and reads `_COMPRESSION`)
-    /// from the process environment, whatever `lookup` returns.
-    ///
     /// # Errors
-    /// A variable with a bad value, naming the variable and the value.
-    ///
-    /// ```
-    /// use gym_metrics_otel::OtelBuilder;
-    /// let env = |name: &str| match name {
-    ///     "OTEL_METRIC_EXPORT_INTERVAL" => Some("soon".to_string()),
-    ///     _ => None,
-    /// };
-    /// let err = OtelBuilder::from_env_lookup(env).unwrap_err();
-    /// assert!(err.to_string().contains("OTEL_METRIC_EXPORT_INTERVAL=\"soon\""));
-    /// ```
-    pub fn from_env_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+    /// A variable with a bad value, naming the variable and the value
+    /// (secrets redacted).
+    pub(crate) fn read(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let get = |name: &'static str| {
             lookup(name)
                 .filter(|v| !v.trim().is_empty())
@@ -112,49 +89,52 @@ impl OtelBuilder {
         };
         let first = |specific: &'static str, generic: &'static str| get(specific).or(get(generic));
 
-        let mut b = OtelBuilder::new();
-        if let Some((_, v)) = get(SERVICE_NAME) {
-            b = b.service_name(v.trim());
-        }
+        let mut env = EnvSettings {
+            service_name: get(SERVICE_NAME).map(|(_, v)| v.trim().to_string()),
+            ..EnvSettings::default()
+        };
         if let Some((name, v)) = get(RESOURCE_ATTRIBUTES) {
-            b = b.resource_attributes(parse_key_values(name, &v)?);
+            env.resource_attributes = parse_key_values(name, &v)?;
         }
         if let Some((name, v)) = get(METRICS_EXPORTER) {
-            b = b.exporter(MetricsExporter::parse(name, &v)?);
+            env.exporter = Some(MetricsExporter::parse(name, &v)?);
         }
         if let Some((name, v)) = get(SDK_DISABLED) {
             if parse_bool(name, &v)? {
-                b = b.exporter(MetricsExporter::None);
+                env.exporter = Some(MetricsExporter::None);
             }
         }
         if let Some((name, v)) = first(METRICS_PROTOCOL, PROTOCOL) {
-            b = b.protocol(OtlpProtocol::parse(name, &v)?);
+            env.protocol = Some(OtlpProtocol::parse(name, &v)?);
         }
         if let Some((source, url)) = get(METRICS_ENDPOINT) {
-            b.endpoint = Some(Endpoint::Exact { source, url });
+            env.endpoint = Some(Endpoint::Exact { source, url });
         } else if let Some((source, url)) = get(ENDPOINT) {
-            b.endpoint = Some(Endpoint::Base { source, url });
+            env.endpoint = Some(Endpoint::Base { source, url });
         }
-        crate::endpoint::resolve(b.endpoint.as_ref(), b.protocol)?;
+        crate::endpoint::resolve(env.endpoint.as_ref(), env.protocol.unwrap_or_default())?;
         if let Some((name, v)) = first(METRICS_HEADERS, HEADERS) {
-            b = b.headers(parse_key_values(name, &v)?);
+            env.headers = Some(parse_key_values(name, &v)?);
         }
         if let Some((name, v)) = first(METRICS_TIMEOUT, TIMEOUT) {
-            b = b.export_timeout(parse_millis(name, &v)?);
+            env.export_timeout = Some(parse_millis(name, &v)?);
+        }
+        if let Some((name, v)) = get(METRIC_EXPORT_TIMEOUT) {
+            env.metric_export_timeout = Some(parse_millis(name, &v)?);
         }
         if let Some((name, v)) = get(EXPORT_INTERVAL) {
-            b = b.export_interval(parse_millis(name, &v)?);
+            env.export_interval = Some(parse_millis(name, &v)?);
         }
         if let Some((name, v)) = get(TEMPORALITY) {
-            b = b.temporality(TemporalityPreference::parse(name, &v)?);
+            env.temporality = Some(TemporalityPreference::parse(name, &v)?);
         }
         if let Some((name, v)) = get(HISTOGRAM_AGGREGATION) {
-            b = b.histogram_aggregation(HistogramAggregation::parse(name, &v)?);
+            env.histogram_aggregation = Some(HistogramAggregation::parse(name, &v)?);
         }
         if let Some((name, v)) = get(SHUTDOWN_TIMEOUT) {
-            b = b.shutdown_timeout(parse_millis(name, &v)?);
+            env.shutdown_timeout = Some(parse_millis(name, &v)?);
         }
-        Ok(b)
+        Ok(env)
     }
 }
 
@@ -183,29 +163,36 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn from(vars: &[(&str, &str)]) -> Result<OtelBuilder, ConfigError> {
+    fn from(vars: &[(&str, &str)]) -> Result<EnvSettings, ConfigError> {
         let map: HashMap<String, String> = vars
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        OtelBuilder::from_env_lookup(|name| map.get(name).cloned())
+        EnvSettings::read(|name| map.get(name).cloned())
+    }
+
+    fn error(vars: &[(&str, &str)]) -> ConfigError {
+        match from(vars) {
+            Err(e) => e,
+            Ok(_) => panic!("{vars:?} was accepted"),
+        }
     }
 
     #[test]
-    fn nothing_set_gives_the_defaults() {
-        let b = from(&[]).unwrap();
-        assert_eq!(b.exporter, MetricsExporter::Otlp);
-        assert_eq!(b.protocol, OtlpProtocol::HttpProtobuf);
-        assert_eq!(b.export_interval, Duration::from_secs(10));
-        assert_eq!(b.export_timeout, Duration::from_secs(10));
-        assert_eq!(b.shutdown_timeout, Duration::from_secs(5));
-        assert_eq!(b.temporality, TemporalityPreference::Cumulative);
-        assert_eq!(b.endpoint, None);
+    fn nothing_set_reads_nothing() {
+        let e = from(&[]).unwrap();
+        assert_eq!(e.exporter, None);
+        assert_eq!(e.protocol, None);
+        assert_eq!(e.endpoint, None);
+        assert_eq!(e.headers, None);
+        assert_eq!(e.export_interval, None);
+        assert_eq!(e.metric_export_timeout, None);
+        assert!(e.resource_attributes.is_empty());
     }
 
     #[test]
     fn every_variable_is_read() {
-        let b = from(&[
+        let e = from(&[
             (SERVICE_NAME, "lab"),
             (RESOURCE_ATTRIBUTES, "team=rl,zone=a%2Fb"),
             (METRICS_EXPORTER, "console"),
@@ -213,34 +200,49 @@ mod tests {
             (ENDPOINT, "http://c:4317"),
             (HEADERS, "authorization=Bearer%20x"),
             (TIMEOUT, "1500"),
+            (METRIC_EXPORT_TIMEOUT, "2500"),
             (EXPORT_INTERVAL, "250"),
             (TEMPORALITY, "delta"),
             (HISTOGRAM_AGGREGATION, "base2_exponential_bucket_histogram"),
             (SHUTDOWN_TIMEOUT, "700"),
         ])
         .unwrap();
-        assert_eq!(b.service_name.as_deref(), Some("lab"));
-        assert_eq!(b.resource_attributes[1], ("zone".into(), "a/b".into()));
-        assert_eq!(b.exporter, MetricsExporter::Console);
-        assert_eq!(b.protocol, OtlpProtocol::Grpc);
-        assert!(matches!(b.endpoint, Some(Endpoint::Base { .. })));
+        assert_eq!(e.service_name.as_deref(), Some("lab"));
+        assert_eq!(e.resource_attributes[1], ("zone".into(), "a/b".into()));
+        assert_eq!(e.exporter, Some(MetricsExporter::Console));
+        assert_eq!(e.protocol, Some(OtlpProtocol::Grpc));
+        assert!(matches!(e.endpoint, Some(Endpoint::Base { .. })));
         assert_eq!(
-            b.headers,
-            vec![("authorization".to_string(), "Bearer x".to_string())]
+            e.headers,
+            Some(vec![("authorization".to_string(), "Bearer x".to_string())])
         );
-        assert_eq!(b.export_timeout, Duration::from_millis(1500));
-        assert_eq!(b.export_interval, Duration::from_millis(250));
-        assert_eq!(b.temporality, TemporalityPreference::Delta);
+        assert_eq!(e.export_timeout, Some(Duration::from_millis(1500)));
+        assert_eq!(e.metric_export_timeout, Some(Duration::from_millis(2500)));
+        assert_eq!(e.export_interval, Some(Duration::from_millis(250)));
+        assert_eq!(e.temporality, Some(TemporalityPreference::Delta));
         assert_eq!(
-            b.histogram_aggregation,
-            HistogramAggregation::Base2Exponential
+            e.histogram_aggregation,
+            Some(HistogramAggregation::Base2Exponential)
         );
-        assert_eq!(b.shutdown_timeout, Duration::from_millis(700));
+        assert_eq!(e.shutdown_timeout, Some(Duration::from_millis(700)));
+    }
+
+    #[test]
+    fn every_listed_variable_is_read() {
+        // Each name in ENV_VARIABLES, set to a value no variable accepts,
+        // must be rejected: a listed variable that `read` skipped would pass
+        // (OTEL_SERVICE_NAME takes any text, so it is checked by value).
+        for name in ENV_VARIABLES.into_iter().filter(|n| *n != SERVICE_NAME) {
+            let e = from(&[(name, "=not a value=")]).err();
+            assert_eq!(e.map(|e| e.variable()), Some(name));
+        }
+        let e = from(&[(SERVICE_NAME, " lab ")]).unwrap();
+        assert_eq!(e.service_name.as_deref(), Some("lab"));
     }
 
     #[test]
     fn signal_specific_variables_win() {
-        let b = from(&[
+        let e = from(&[
             (PROTOCOL, "grpc"),
             (METRICS_PROTOCOL, "http/protobuf"),
             (TIMEOUT, "1"),
@@ -249,23 +251,24 @@ mod tests {
             (METRICS_ENDPOINT, "http://specific/v1/metrics"),
         ])
         .unwrap();
-        assert_eq!(b.protocol, OtlpProtocol::HttpProtobuf);
-        assert_eq!(b.export_timeout, Duration::from_millis(2));
+        assert_eq!(e.protocol, Some(OtlpProtocol::HttpProtobuf));
+        assert_eq!(e.export_timeout, Some(Duration::from_millis(2)));
         assert!(
-            matches!(b.endpoint, Some(Endpoint::Exact { ref url, .. }) if url == "http://specific/v1/metrics")
+            matches!(e.endpoint, Some(Endpoint::Exact { ref url, .. }) if url == "http://specific/v1/metrics")
         );
     }
 
     #[test]
     fn sdk_disabled_means_no_exporter() {
-        let b = from(&[(SDK_DISABLED, "TRUE"), (METRICS_EXPORTER, "otlp")]).unwrap();
-        assert_eq!(b.exporter, MetricsExporter::None);
+        let e = from(&[(SDK_DISABLED, "TRUE"), (METRICS_EXPORTER, "otlp")]).unwrap();
+        assert_eq!(e.exporter, Some(MetricsExporter::None));
     }
 
     #[test]
     fn empty_values_count_as_unset() {
-        let b = from(&[(METRICS_EXPORTER, " "), (EXPORT_INTERVAL, "")]).unwrap();
-        assert_eq!(b.exporter, MetricsExporter::Otlp);
+        let e = from(&[(METRICS_EXPORTER, " "), (EXPORT_INTERVAL, "")]).unwrap();
+        assert_eq!(e.exporter, None);
+        assert_eq!(e.export_interval, None);
     }
 
     #[test]
@@ -276,21 +279,36 @@ mod tests {
             (METRICS_EXPORTER, "zipkin"),
             (METRICS_PROTOCOL, "http/json"),
             (PROTOCOL, "carrier-pigeon"),
-            (METRICS_HEADERS, "=x"),
             (METRICS_ENDPOINT, "https://c:4318/v1/metrics"),
             (ENDPOINT, "localhost:4318"),
             (METRICS_TIMEOUT, "-1"),
             (TIMEOUT, "0"),
+            (METRIC_EXPORT_TIMEOUT, "30s"),
+            (METRIC_EXPORT_TIMEOUT, "0"),
             (EXPORT_INTERVAL, "10s"),
             (TEMPORALITY, "weekly"),
             (HISTOGRAM_AGGREGATION, "linear"),
             (SHUTDOWN_TIMEOUT, "forever"),
         ];
         for (name, value) in cases {
-            let e = from(&[(name, value)]).unwrap_err();
+            let e = error(&[(name, value)]);
             assert_eq!(e.variable(), name);
             let text = e.to_string();
             assert!(text.contains(name) && text.contains(value), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_bad_header_list_names_the_variable_and_keeps_its_values_secret() {
+        for name in [METRICS_HEADERS, HEADERS] {
+            let e = error(&[(name, "authorization=Bearer s3cret,=x")]);
+            assert_eq!(e.variable(), name);
+            let printed = format!("{e} / {e:?}");
+            assert!(!printed.contains("s3cret"), "{printed}");
+            assert!(
+                printed.contains(name) && printed.contains("authorization="),
+                "{printed}"
+            );
         }
     }
 }

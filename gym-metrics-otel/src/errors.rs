@@ -3,59 +3,9 @@
 
 use std::time::Duration;
 
-/// A configuration value was rejected: an `OTEL_*` variable or a builder
-/// setting. The message names the variable (or setting) and the value.
-///
-/// ```
-/// use gym_metrics_otel::ConfigError;
-/// let e = ConfigError::invalid("OTEL_METRICS_EXPORTER", "zipkin", "one of otlp, console, none");
-/// assert!(e.to_string().contains("OTEL_METRICS_EXPORTER=\"zipkin\""));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ConfigError {
-    /// A value that does not parse or is not supported.
-    #[error("{variable}={value:?} is not valid: expected {expected}; fix or unset it")]
-    InvalidValue {
-        /// The environment variable or builder setting, e.g. `OTEL_METRIC_EXPORT_INTERVAL`.
-        variable: &'static str,
-        /// The rejected value, verbatim.
-        value: String,
-        /// What would have been accepted.
-        expected: String,
-    },
-}
-
-impl ConfigError {
-    /// A rejected `value` of `variable`, with what was `expected` instead.
-    ///
-    /// ```
-    /// let e = gym_metrics_otel::ConfigError::invalid("OTEL_EXPORTER_OTLP_TIMEOUT", "soon", "milliseconds");
-    /// assert!(e.to_string().contains("milliseconds"));
-    /// ```
-    pub fn invalid(
-        variable: &'static str,
-        value: impl Into<String>,
-        expected: impl Into<String>,
-    ) -> Self {
-        ConfigError::InvalidValue {
-            variable,
-            value: value.into(),
-            expected: expected.into(),
-        }
-    }
-
-    /// The variable or setting that was rejected.
-    ///
-    /// ```
-    /// let e = gym_metrics_otel::ConfigError::invalid("OTEL_METRICS_EXPORTER", "x", "otlp");
-    /// assert_eq!(e.variable(), "OTEL_METRICS_EXPORTER");
-    /// ```
-    pub fn variable(&self) -> &'static str {
-        match self {
-            ConfigError::InvalidValue { variable, .. } => variable,
-        }
-    }
-}
+// A configuration value was rejected: an `OTEL_*` variable or a builder
+// setting. The one error type of every gym-metrics backend, secrets redacted.
+pub use gym_metrics_api::backend::ConfigError;
 
 /// The backend could not be started.
 ///
@@ -69,19 +19,26 @@ pub enum BuildError {
     /// A setting is invalid (e.g. an endpoint that is not an `http://` URL).
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// The OTLP exporter rejected its configuration.
+    /// The OTLP exporter rejected its configuration. The exporter's own
+    /// message, with the user-info of any URL in it redacted.
     #[error("the OTLP exporter could not be built: {0}; check the endpoint, headers and protocol settings")]
-    Exporter(#[from] opentelemetry_otlp::ExporterBuildError),
+    Exporter(String),
     /// The thread that drives gRPC exports could not be started.
     #[error("the gRPC exporter thread could not be started: {0}; the process may be out of threads or memory, or use protocol http/protobuf")]
     Runtime(#[source] std::io::Error),
     /// Another gym-metrics backend is already installed in this process.
-    #[error("a gym-metrics recorder is already installed in this process: install one backend, once, at start-up")]
+    #[error("{}", gym_metrics_api::backend::ALREADY_INSTALLED)]
     AlreadyInstalled,
     /// The program was built with the API's `off` feature: this backend
     /// would record nothing, so it refuses to start.
     #[error(transparent)]
     CompiledOff(#[from] gym_metrics_api::backend::CompiledOffError),
+}
+
+impl From<opentelemetry_otlp::ExporterBuildError> for BuildError {
+    fn from(e: opentelemetry_otlp::ExporterBuildError) -> Self {
+        BuildError::Exporter(gym_metrics_api::backend::redact_userinfo(&e.to_string()).into_owned())
+    }
 }
 
 /// Shutdown did not complete cleanly. The process can exit regardless: no
@@ -102,7 +59,8 @@ pub enum ShutdownError {
         /// The deadline that passed.
         deadline: Duration,
     },
-    /// The final export (or the exporter's shutdown) failed.
+    /// The final export (or the exporter's shutdown) failed; the SDK's
+    /// message, URL user-info redacted.
     #[error("the final export failed: {0}; check that the collector is reachable at the configured endpoint")]
     Export(String),
 }
@@ -122,7 +80,7 @@ pub enum FlushError {
         /// The deadline that passed.
         deadline: Duration,
     },
-    /// The export failed.
+    /// The export failed; the SDK's message, URL user-info redacted.
     #[error(
         "the export failed: {0}; check that the collector is reachable at the configured endpoint"
     )]

@@ -2,9 +2,11 @@
 //! at once, then at most one reminder a minute while they go on, and one line
 //! when exports recover.
 
+use std::fmt;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use gym_metrics_api::backend::redact_userinfo;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::data::ResourceMetrics;
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
@@ -16,8 +18,9 @@ pub(crate) const LOG_TARGET: &str = "gym_metrics_otel";
 /// Least time between two reminders that exports still fail.
 const REMINDER_EVERY: Duration = Duration::from_secs(60);
 
-/// Wraps an exporter and logs its failures, rate-limited.
-#[derive(Debug)]
+/// Wraps an exporter and logs its failures, rate-limited. Nothing it logs
+/// carries the user-info of a URL (`http://user:password@`): the
+/// destination is redacted when it is wrapped, each error as it is logged.
 pub(crate) struct LoggedExporter<E> {
     inner: E,
     destination: String,
@@ -32,10 +35,10 @@ struct FailureState {
 
 impl<E: PushMetricExporter> LoggedExporter<E> {
     /// Wraps `inner`, which exports to `destination` (named in log lines).
-    pub(crate) fn new(inner: E, destination: String) -> Self {
+    pub(crate) fn new(inner: E, destination: &str) -> Self {
         Self {
             inner,
-            destination,
+            destination: redact_userinfo(destination).into_owned(),
             state: Mutex::new(FailureState::default()),
         }
     }
@@ -55,6 +58,7 @@ impl<E: PushMetricExporter> LoggedExporter<E> {
                 *state = FailureState::default();
             }
             Err(e) => {
+                let e = redact_userinfo(&e.to_string()).into_owned();
                 state.failures_in_a_row += 1;
                 let due = state
                     .last_logged
@@ -70,6 +74,15 @@ impl<E: PushMetricExporter> LoggedExporter<E> {
                 }
             }
         }
+    }
+}
+
+impl<E> fmt::Debug for LoggedExporter<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Not the inner exporter: its `Debug` may print headers.
+        f.debug_struct("LoggedExporter")
+            .field("destination", &self.destination)
+            .finish_non_exhaustive()
     }
 }
 

@@ -16,7 +16,8 @@ pub enum MetricsExporter {
     Otlp,
     /// One OTLP/JSON document per export, one line each, on standard output.
     Console,
-    /// Nothing: `install` installs no recorder and the facade stays free.
+    /// Nothing exported: `install` declares the role with a recorder that
+    /// records nothing.
     None,
 }
 

@@ -43,12 +43,14 @@ impl OtelGuard {
     }
 
     /// The capability to set `gym.servers.active`: `Some` only when this
-    /// guard installed an orchestrator recorder into the facade.
+    /// guard installed an orchestrator recorder into the facade (with any
+    /// exporter, `none` included).
     ///
     /// ```
+    /// use gym_metrics_api::Role;
     /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
-    /// let guard = OtelBuilder::new().exporter(MetricsExporter::None).install()?;
-    /// assert!(guard.fleet_size().is_none()); // exporter none installs nothing
+    /// let guard = OtelBuilder::new().role(Role::orchestrator()).exporter(MetricsExporter::None).install()?;
+    /// assert!(guard.fleet_size().is_some()); // exporter none still declares the role
     /// # Ok::<(), gym_metrics_otel::BuildError>(())
     /// ```
     pub fn fleet_size(&self) -> Option<FleetSize> {
@@ -76,7 +78,7 @@ impl OtelGuard {
             provider.force_flush()
         }) {
             None => Err(FlushError::TimedOut { deadline }),
-            Some(Err(e)) => Err(FlushError::Export(e.to_string())),
+            Some(Err(e)) => Err(FlushError::Export(redacted(&e))),
             Some(Ok(())) => Ok(()),
         }
     }
@@ -110,10 +112,15 @@ impl OtelGuard {
             provider.shutdown()
         }) {
             None => Err(ShutdownError::TimedOut { deadline }),
-            Some(Err(e)) => Err(ShutdownError::Export(e.to_string())),
+            Some(Err(e)) => Err(ShutdownError::Export(redacted(&e))),
             Some(Ok(())) => Ok(()),
         }
     }
+}
+
+/// The SDK's error as text, the user-info of any URL in it redacted.
+fn redacted(e: &impl fmt::Display) -> String {
+    gym_metrics_api::backend::redact_userinfo(&e.to_string()).into_owned()
 }
 
 impl Drop for OtelGuard {

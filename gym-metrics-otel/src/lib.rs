@@ -6,7 +6,8 @@
 //! `OTEL_*` variables (see [`OtelBuilder::from_env_lookup`]).
 //!
 //! - Recording never blocks on export: values aggregate in memory and a
-//!   reader thread exports them every interval (default 10 s).
+//!   reader thread exports them every interval (default 10 s, where the
+//!   specification says 60 s: see [`OtelBuilder::export_interval`]).
 //! - http/protobuf needs no async runtime in the application; gRPC runs on a
 //!   runtime thread of the backend's own.
 //! - [`OtelGuard::shutdown`] (and dropping the guard) exports the final values
@@ -55,7 +56,8 @@ pub use env::ENV_VARIABLES;
 pub use errors::{BuildError, ConfigError, FlushError, ShutdownError};
 pub use exporter_choice::MetricsExporter;
 pub use guard::OtelGuard;
+pub use gym_metrics_api::backend::{SCOPE_NAME, SCOPE_VERSION};
 pub use histogram_aggregation::HistogramAggregation;
 pub use protocol::OtlpProtocol;
-pub use recorder::{OtelRecorder, METER_SCOPE};
+pub use recorder::OtelRecorder;
 pub use temporality::TemporalityPreference;

@@ -3,26 +3,15 @@
 use std::fmt;
 use std::sync::Arc;
 
-use gym_metrics_api::backend::{catalogue, Boundaries, Recorder, VerifyTally};
+use gym_metrics_api::backend::{
+    catalogue, Boundaries, Recorder, VerifyTally, MAX_DURATION_MS, SCOPE_NAME, SCOPE_VERSION,
+};
 use gym_metrics_api::{HttpServerRequest, Role};
 use opentelemetry::metrics::{Gauge, Histogram, Meter, MeterProvider as _};
 use opentelemetry::InstrumentationScope;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 
 use crate::http_attributes::http_attributes;
-
-/// The meter's instrumentation scope name.
-///
-/// ```
-/// assert_eq!(gym_metrics_otel::METER_SCOPE, "gym-metrics");
-/// ```
-pub const METER_SCOPE: &str = "gym-metrics";
-
-/// The largest duration given to the SDK, in ms: [`std::time::Duration::MAX`]'s,
-/// as the facade caps it. The SDK's histogram sum does not saturate, so
-/// `f64::MAX` recorded twice straight into this recorder would make it +Inf;
-/// capped, no number of records can (same `+Inf` bucket, count exact).
-const MAX_DURATION_MS: f64 = u64::MAX as f64 * 1_000.0;
 
 /// Records the catalogue's instruments into an OpenTelemetry SDK meter.
 ///
@@ -72,8 +61,8 @@ pub struct OtelRecorder {
 impl OtelRecorder {
     /// Creates the instruments on `provider`'s `gym-metrics` meter.
     pub(crate) fn new(provider: &SdkMeterProvider, role: Role, boundaries: &Boundaries) -> Self {
-        let scope = InstrumentationScope::builder(METER_SCOPE)
-            .with_version(env!("CARGO_PKG_VERSION"))
+        let scope = InstrumentationScope::builder(SCOPE_NAME)
+            .with_version(SCOPE_VERSION)
             .build();
         let meter = provider.meter_with_scope(scope);
         let tally = Arc::new(VerifyTally::new());
@@ -152,6 +141,9 @@ impl Recorder for OtelRecorder {
         &self.role
     }
 
+    // Capped as the facade caps: the SDK's histogram sum does not saturate,
+    // so `f64::MAX` recorded twice straight into this recorder would make it
+    // +Inf; capped, no number of records can (same `+Inf` bucket, count exact).
     #[inline]
     fn record_rollout_duration_ms(&self, duration_ms: f64) {
         self.rollout.record(duration_ms.min(MAX_DURATION_MS), &[]);

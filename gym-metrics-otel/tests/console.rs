@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use gym_metrics_api::backend::{catalogue, Recorder};
 use gym_metrics_api::Role;
 use gym_metrics_otel::{
-    HistogramAggregation, MetricsExporter, OtelBuilder, TemporalityPreference, METER_SCOPE,
+    HistogramAggregation, MetricsExporter, OtelBuilder, TemporalityPreference, SCOPE_NAME,
 };
 use serde_json::Value;
 use support::otlp_json::*;
@@ -39,7 +39,7 @@ fn shutdown_prints_the_final_values_as_one_json_line() {
     assert_eq!(docs.len(), 1, "interval is 10 s: only the shutdown export");
     let doc = &docs[0];
     let scope = &doc["resourceMetrics"][0]["scopeMetrics"][0]["scope"];
-    assert_eq!(scope["name"], METER_SCOPE);
+    assert_eq!(scope["name"], SCOPE_NAME);
     assert_eq!(scope["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(
         resource_attribute(doc, "service.name").as_deref(),

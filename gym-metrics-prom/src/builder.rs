@@ -63,7 +63,7 @@ impl PrometheusBuilder {
     pub fn new() -> Self {
         Self {
             listen: ListenAddress::default(),
-            role: Role::server("server", "server"),
+            role: gym_metrics_api::backend::default_server_role(),
             boundaries: Boundaries::default(),
             service_base: None,
             resource_attributes: Vec::new(),
@@ -76,7 +76,8 @@ impl PrometheusBuilder {
     /// `OTEL_RESOURCE_ATTRIBUTES` where set (an empty variable counts as unset).
     ///
     /// # Errors
-    /// A [`ConfigError`] naming the variable and its value when one cannot be parsed.
+    /// A [`ConfigError`] naming the variable and its value when one cannot be
+    /// parsed or is not UTF-8.
     ///
     /// ```
     /// let builder = gym_metrics_prom::PrometheusBuilder::from_env()?;
@@ -84,11 +85,8 @@ impl PrometheusBuilder {
     /// # Ok::<(), gym_metrics_prom::ConfigError>(())
     /// ```
     pub fn from_env() -> Result<Self, ConfigError> {
-        // A non-UTF-8 value is read lossily, so that it fails to parse with an
-        // error naming it rather than being ignored.
-        let env = EnvConfig::from_lookup(|name| {
-            std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
-        })?;
+        let vars = gym_metrics_api::backend::EnvVars::from_process(&crate::env_config::VARIABLES)?;
+        let env = EnvConfig::from_lookup(|name| vars.get(name))?;
         Ok(Self::new().apply_env(env))
     }
 
@@ -193,7 +191,10 @@ impl PrometheusBuilder {
     ///     .install()?;
     /// gym_metrics_api::record_verify_ms(40.0, true);
     /// let outcome = guard.shutdown(); // nobody scrapes here: waits 20 ms
-    /// assert_eq!(outcome, gym_metrics_prom::FinalScrape::TimedOut { waited: Duration::from_millis(20) });
+    /// assert_eq!(
+    ///     outcome,
+    ///     Err(gym_metrics_prom::ShutdownError::FinalScrapeMissed { waited: Duration::from_millis(20) })
+    /// );
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn final_scrape_wait(mut self, max_wait: Duration) -> Self {
@@ -264,9 +265,9 @@ impl PrometheusBuilder {
     ///     .with_http_listener(([127, 0, 0, 1], 0))
     ///     .install()?;
     /// let addr = guard.local_addr();
-    /// guard.shutdown(); // the port is free again
+    /// guard.shutdown()?; // the port is free again
     /// # let _ = addr;
-    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn install(self) -> Result<PrometheusGuard, BuildError> {
         // Before binding: a dead recorder must not even open a port.

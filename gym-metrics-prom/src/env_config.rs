@@ -11,6 +11,14 @@ pub(crate) const SERVICE_NAME_VAR: &str = "OTEL_SERVICE_NAME";
 /// `OTEL_RESOURCE_ATTRIBUTES`: `key=value,...`, values percent-encoded.
 pub(crate) const RESOURCE_ATTRIBUTES_VAR: &str = "OTEL_RESOURCE_ATTRIBUTES";
 
+/// Every variable [`crate::PrometheusBuilder::from_env`] reads.
+pub(crate) const VARIABLES: [&str; 4] = [
+    HOST_VAR,
+    PORT_VAR,
+    SERVICE_NAME_VAR,
+    RESOURCE_ATTRIBUTES_VAR,
+];
+
 /// What the environment says; `None` where a variable is unset or empty.
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct EnvConfig {
@@ -29,28 +37,24 @@ impl EnvConfig {
         let get = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         let port = match get(PORT_VAR) {
             None => None,
-            Some(value) => {
-                Some(
-                    value
-                        .trim()
-                        .parse::<u16>()
-                        .map_err(|_| ConfigError::InvalidVariable {
-                            variable: PORT_VAR,
-                            value,
-                            expected: "a port number from 0 to 65535 (0 picks a free port)",
-                        })?,
+            Some(value) => Some(value.trim().parse::<u16>().map_err(|_| {
+                ConfigError::invalid(
+                    PORT_VAR,
+                    &value,
+                    "a port number from 0 to 65535 (0 picks a free port)",
                 )
-            }
+            })?),
         };
         let resource_attributes = match get(RESOURCE_ATTRIBUTES_VAR) {
             None => Vec::new(),
-            Some(value) => gym_metrics_api::backend::resource::parse_key_value_list(&value).ok_or(
-                ConfigError::InvalidVariable {
-                    variable: RESOURCE_ATTRIBUTES_VAR,
-                    value,
-                    expected: gym_metrics_api::backend::resource::KEY_VALUE_LIST_FORMAT,
-                },
-            )?,
+            Some(value) => gym_metrics_api::backend::resource::parse_key_value_list(&value)
+                .ok_or_else(|| {
+                    ConfigError::invalid(
+                        RESOURCE_ATTRIBUTES_VAR,
+                        &value,
+                        gym_metrics_api::backend::resource::KEY_VALUE_LIST_FORMAT,
+                    )
+                })?,
         };
         Ok(Self {
             host: get(HOST_VAR).map(|h| h.trim().to_string()),

@@ -3,29 +3,9 @@
 
 use std::net::SocketAddr;
 
-/// A configuration value (from the environment) that cannot be used.
-///
-/// ```
-/// let e = gym_metrics_prom::ConfigError::InvalidVariable {
-///     variable: "OTEL_EXPORTER_PROMETHEUS_PORT",
-///     value: "http".into(),
-///     expected: "a port number from 0 to 65535",
-/// };
-/// assert!(e.to_string().contains("OTEL_EXPORTER_PROMETHEUS_PORT=\"http\""));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ConfigError {
-    /// An environment variable holds a value that cannot be parsed.
-    #[error("{variable}={value:?} is not usable: expected {expected}; fix or unset the variable")]
-    InvalidVariable {
-        /// The variable's name.
-        variable: &'static str,
-        /// Its value.
-        value: String,
-        /// What a valid value looks like.
-        expected: &'static str,
-    },
-}
+// A configuration value (from the environment) that cannot be used: the
+// one error type of every gym-metrics backend, secrets redacted.
+pub use gym_metrics_api::backend::ConfigError;
 
 /// Building or starting the exporter failed.
 ///
@@ -54,7 +34,7 @@ pub enum BuildError {
         reason: String,
     },
     /// A gym-metrics recorder is already installed in this process.
-    #[error("a gym-metrics recorder is already installed in this process: install one backend, once, at start-up (use build() for a recorder that is not installed)")]
+    #[error("{}", gym_metrics_api::backend::ALREADY_INSTALLED)]
     AlreadyInstalled,
     /// The program was built with the API's `off` feature: this backend
     /// would record nothing, so it refuses to start.
@@ -63,6 +43,29 @@ pub enum BuildError {
     /// The endpoint's runtime or thread could not be started.
     #[error("cannot start the metrics endpoint thread: {0}; the process may be out of threads or file descriptors")]
     Runtime(std::io::Error),
+}
+
+/// The scrape endpoint did not stop cleanly. The port is free and the
+/// process can exit regardless.
+///
+/// ```
+/// let e = gym_metrics_prom::ShutdownError::EndpointPanicked;
+/// assert!(e.to_string().contains("panicked"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShutdownError {
+    /// The endpoint's thread panicked while serving, so scrapes may have
+    /// failed before shutdown (its panic message went to standard error).
+    #[error("the metrics endpoint thread panicked while serving, so some scrapes may have failed; its panic message is on standard error: please report it")]
+    EndpointPanicked,
+    /// A final scrape was awaited ([`crate::PrometheusBuilder::final_scrape_wait`])
+    /// and none came: what was recorded since the last scrape was not
+    /// scraped. The endpoint has stopped all the same.
+    #[error("no scrape came within the final-scrape wait of {waited:?}, so the values recorded since the last scrape were not collected; check that Prometheus scrapes this process, or raise the wait above its scrape interval")]
+    FinalScrapeMissed {
+        /// The configured wait.
+        waited: std::time::Duration,
+    },
 }
 
 /// What to do about a failed bind, by its cause.

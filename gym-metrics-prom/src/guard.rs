@@ -4,7 +4,8 @@ use std::net::SocketAddr;
 
 use gym_metrics_api::{FleetSize, Installation};
 
-use crate::endpoint::{Endpoint, EndpointStats, FinalScrape};
+use crate::endpoint::{Endpoint, EndpointStats};
+use crate::error::ShutdownError;
 use crate::handle::PrometheusHandle;
 
 /// The installed backend and its running `/metrics` endpoint. Dropping it (or
@@ -94,16 +95,22 @@ impl PrometheusGuard {
     /// return. With [`crate::PrometheusBuilder::final_scrape_wait`] it first
     /// serves on until one more scrape, rendered after this call, has been
     /// written out in full, or the wait runs out (then up to 1 s more for
-    /// answers in progress); the result says which (and is logged).
+    /// answers in progress). Dropping the guard does the same and logs the
+    /// error instead.
+    ///
+    /// # Errors
+    /// [`ShutdownError::FinalScrapeMissed`]: a final scrape was awaited and
+    /// none came; [`ShutdownError::EndpointPanicked`]: the endpoint's thread
+    /// had panicked. The port is free in every case.
     ///
     /// ```
     /// # let guard = gym_metrics_prom::PrometheusBuilder::new().with_http_listener(([127, 0, 0, 1], 0)).install()?;
     /// let addr = guard.local_addr();
-    /// assert_eq!(guard.shutdown(), gym_metrics_prom::FinalScrape::NotAwaited);
+    /// guard.shutdown()?;
     /// assert!(std::net::TcpListener::bind(addr).is_ok());
-    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn shutdown(mut self) -> FinalScrape {
-        self.endpoint.shutdown()
+    pub fn shutdown(mut self) -> Result<(), ShutdownError> {
+        self.endpoint.stop()
     }
 }

@@ -104,8 +104,8 @@ mod text_format;
 pub use builder::PrometheusBuilder;
 #[cfg(feature = "prometheus-collector")]
 pub use collector::GymCollector;
-pub use endpoint::{EndpointStats, FinalScrape};
-pub use error::{BuildError, ConfigError};
+pub use endpoint::EndpointStats;
+pub use error::{BuildError, ConfigError, ShutdownError};
 pub use guard::PrometheusGuard;
 pub use handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
 pub use recorder::PrometheusRecorder;

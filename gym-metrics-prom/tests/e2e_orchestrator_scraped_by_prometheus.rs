@@ -123,5 +123,5 @@ fn prometheus_sees_what_the_orchestrator_recorded() {
     assert!(!info[0].labels["service_instance_id"].is_empty());
 
     drop(prometheus);
-    guard.shutdown();
+    guard.shutdown().expect("the endpoint stops cleanly");
 }

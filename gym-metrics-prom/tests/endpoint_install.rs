@@ -91,7 +91,7 @@ fn install_serves_metrics_negotiates_and_frees_the_port_on_shutdown() {
 
     // Shutdown stops the listener and frees the port.
     let started = Instant::now();
-    guard.shutdown();
+    guard.shutdown().expect("the endpoint stops cleanly");
     assert!(started.elapsed() < Duration::from_secs(2));
     assert!(exchange(addr, "GET", "/metrics", &[]).is_err());
     TcpListener::bind(addr).expect("the port is free after shutdown");

@@ -46,7 +46,7 @@ fn child_binds_every_interface() {
         .install()
         .unwrap();
     assert!(guard.local_addr().ip().is_unspecified());
-    guard.shutdown();
+    guard.shutdown().expect("the endpoint stops cleanly");
     let warnings = WARNINGS.lock().unwrap();
     println!("CHILD-WARNINGS: {}", warnings.len());
     for w in warnings.iter() {

@@ -83,7 +83,7 @@ fn loopback_by_default_only_metrics_nothing_revealed_and_a_no_op_after_shutdown(
     // After shutdown: the port is closed, and recording from any thread is a
     // harmless no-op for the endpoint (the recorder stays installed, as in `log`).
     let handle = guard.handle();
-    guard.shutdown();
+    guard.shutdown().expect("the endpoint stops cleanly");
     assert!(exchange(addr, "GET", "/metrics", &[]).is_err());
     let recorder_thread = std::thread::spawn(|| {
         for i in 0..10_000u32 {

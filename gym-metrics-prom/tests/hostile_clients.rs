@@ -359,5 +359,5 @@ fn hostile_clients_cannot_stop_valid_scrapes_nor_grow_memory() {
         rss_peak.saturating_sub(rss_before) < RSS_GROWTH_BOUND_KIB,
         "memory grew from {rss_before} KiB to {rss_peak} KiB"
     );
-    guard.shutdown();
+    guard.shutdown().expect("the endpoint stops cleanly");
 }

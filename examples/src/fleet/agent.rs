@@ -42,6 +42,7 @@ pub async fn run(cfg: AgentConfig) -> Result<(), Box<dyn Error>> {
     let guard = backend::install(
         Role::server(cfg.name.clone(), "agent"),
         loopback(cfg.metrics_port),
+        cfg.simulation.linger,
     )?;
     if cfg.targets.is_empty() {
         return Err("an agent needs at least one --targets address".into());
@@ -86,7 +87,7 @@ pub async fn run(cfg: AgentConfig) -> Result<(), Box<dyn Error>> {
         );
         workers.abort_all();
     }
-    tokio::time::sleep(shared.cfg.simulation.linger).await;
+    // `--linger` is the backend's final-scrape wait, spent in shutdown below.
     reporter.abort();
     emit(&Event::Final(
         tally.snapshot(&guard.reader(), ROLLOUT_FAMILY),

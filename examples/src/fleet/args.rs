@@ -174,8 +174,9 @@ options:
                            (one past 20 s is answered 503: a failed verification)
   --concurrency K          rollouts in flight per agent           [default: 8]
   --drain SECS             bound on finishing in-flight work      [default: 5]
-  --linger SECS            keep /metrics up after stopping, so a scrape reads the last
-                           increments   [default: 2 on prom (two 1 s scrape intervals), else 0]
+  --linger SECS            on prom, keep /metrics up after stopping until one more scrape
+                           has read the last increments, at most SECS (ends as soon as it
+                           has)         [default: 2 on prom (two 1 s scrape intervals), else 0]
   --metrics-port P         orchestrator /metrics port (prom, 1024 or above); children use
                            P+1..        [default: 9464]
   --prometheus-config FILE write a Prometheus scrape configuration for the fleet

@@ -58,7 +58,13 @@ struct Orchestrator {
 /// The backend could not be installed, signals could not be watched, or the
 /// servers did not start.
 pub async fn run(cfg: FleetConfig) -> Result<(), Box<dyn Error>> {
-    let guard = backend::install(Role::orchestrator(), loopback(cfg.metrics_port))?;
+    // The orchestrator keeps /metrics up for `--linger` itself (pumping the
+    // children's last events meanwhile), so it asks no final-scrape wait.
+    let guard = backend::install(
+        Role::orchestrator(),
+        loopback(cfg.metrics_port),
+        Duration::ZERO,
+    )?;
     let (tx, rx) = mpsc::unbounded_channel();
     let header = format!(
         "gym-fleet | backend {} | seed {} | {} | {} | pass ratio {}",

@@ -102,6 +102,7 @@ pub async fn run(cfg: ServerConfig) -> Result<(), Box<dyn Error>> {
     let guard = backend::install(
         Role::server(cfg.name.clone(), "resources"),
         loopback(cfg.metrics_port),
+        cfg.simulation.linger,
     )?;
     let mut listener = GuardedListener::new(
         TcpListener::bind(loopback(0)).await?,
@@ -156,7 +157,7 @@ pub async fn run(cfg: ServerConfig) -> Result<(), Box<dyn Error>> {
         );
         connections.abort_all();
     }
-    tokio::time::sleep(cfg.simulation.linger).await;
+    // `--linger` is the backend's final-scrape wait, spent in shutdown below.
     reporter.abort();
     emit(&Event::Final(
         tally.snapshot(&guard.reader(), VERIFY_FAMILY),

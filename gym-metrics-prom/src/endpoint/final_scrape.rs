@@ -8,22 +8,10 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-/// How [`crate::PrometheusGuard::shutdown`] ended.
-///
-/// ```
-/// use std::time::Duration;
-/// use gym_metrics_prom::{FinalScrape, PrometheusBuilder};
-///
-/// let guard = PrometheusBuilder::new()
-///     .with_http_listener(([127, 0, 0, 1], 0))
-///     .final_scrape_wait(Duration::from_millis(50))
-///     .install()?;
-/// // Nobody scrapes this endpoint: the wait runs out.
-/// assert!(matches!(guard.shutdown(), FinalScrape::TimedOut { .. }));
-/// # Ok::<(), gym_metrics_prom::BuildError>(())
-/// ```
+/// How the endpoint's shutdown ended (logged by the accept loop;
+/// [`crate::PrometheusGuard::shutdown`] turns a missed wait into an error).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FinalScrape {
+pub(crate) enum FinalScrape {
     /// No wait was configured: the endpoint stopped at once.
     NotAwaited,
     /// A scrape of `/metrics` rendered after shutdown was asked for was

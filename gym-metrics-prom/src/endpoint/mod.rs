@@ -31,13 +31,13 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use crate::error::BuildError;
+use crate::error::{BuildError, ShutdownError};
 use crate::handle::PrometheusHandle;
 use accept_loop::Stop;
 use limits::Limits;
 use shared::Shared;
 
-pub use final_scrape::FinalScrape;
+use final_scrape::FinalScrape;
 pub use stats::EndpointStats;
 
 /// A running listener; stopped (and its port freed) on drop.
@@ -115,8 +115,13 @@ impl Endpoint {
     }
 
     /// Stops serving (after the final scrape, when one is awaited) and waits
-    /// for the thread; the port is free on return.
-    pub(crate) fn shutdown(&mut self) -> FinalScrape {
+    /// for the thread; the port is free on return, whatever the result. A
+    /// second call does nothing.
+    ///
+    /// Errors: [`ShutdownError::FinalScrapeMissed`] when a final scrape was
+    /// awaited and none came; [`ShutdownError::EndpointPanicked`] when the
+    /// thread had panicked (its listener was dropped as it unwound).
+    pub(crate) fn stop(&mut self) -> Result<(), ShutdownError> {
         if let Some(stop) = self.stop.take() {
             let request = match self.final_scrape_wait {
                 Some(max_wait) => Stop::AfterFinalScrape { max_wait },
@@ -125,21 +130,23 @@ impl Endpoint {
             // The thread may already be gone; joining it says why.
             let _ = stop.send(request);
         }
-        match self.thread.take().map(JoinHandle::join) {
+        let outcome = match self.thread.take().map(JoinHandle::join) {
             Some(Ok(outcome)) => outcome,
-            Some(Err(_)) => {
-                log::error!(target: "gym_metrics", "the metrics endpoint thread panicked");
-                FinalScrape::EndpointGone
-            }
-            None => FinalScrape::EndpointGone,
+            Some(Err(_)) => FinalScrape::EndpointGone,
+            None => return Ok(()),
+        };
+        match outcome {
+            FinalScrape::NotAwaited | FinalScrape::Answered { .. } => Ok(()),
+            FinalScrape::TimedOut { waited } => Err(ShutdownError::FinalScrapeMissed { waited }),
+            FinalScrape::EndpointGone => Err(ShutdownError::EndpointPanicked),
         }
     }
 }
 
 impl Drop for Endpoint {
     fn drop(&mut self) {
-        if self.thread.is_some() {
-            self.shutdown();
+        if let Err(e) = self.stop() {
+            log::error!(target: "gym_metrics", "{e}");
         }
     }
 }

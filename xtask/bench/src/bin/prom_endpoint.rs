@@ -30,7 +30,10 @@ fn main() -> ExitCode {
     println!("http://{}/metrics", guard.local_addr());
     println!("{}", guard_render_len(&guard));
     let _ = std::io::stdin().read_to_end(&mut Vec::new());
-    guard.shutdown();
+    if let Err(e) = guard.shutdown() {
+        eprintln!("prom_endpoint: {e}");
+        return ExitCode::FAILURE;
+    }
     ExitCode::SUCCESS
 }
 

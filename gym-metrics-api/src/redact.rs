@@ -1,0 +1,182 @@
+//! Keeping credentials out of everything a backend prints: configuration
+//! errors, `Debug` output and log lines. Two kinds of secret reach a
+//! backend's configuration: header values (`authorization=Bearer …` in
+//! `OTEL_EXPORTER_OTLP_HEADERS`) and the user-info of a URL
+//! (`http://user:password@host`). Header names, hosts, ports and paths stay
+//! readable, so a message still says what is wrong.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// What a secret is printed as.
+///
+/// ```
+/// assert_eq!(gym_metrics_api::backend::REDACTED, "[redacted]");
+/// ```
+pub const REDACTED: &str = "[redacted]";
+
+/// `value` of the configuration `variable` (an environment variable or a
+/// builder setting), fit to print: when the variable holds headers (its name
+/// says `HEADERS`, whatever the case), every header value is replaced by
+/// [`REDACTED`]; in any value, the user-info of every URL is (see
+/// [`redact_userinfo`]).
+///
+/// ```
+/// use gym_metrics_api::backend::redact_value;
+/// assert_eq!(
+///     redact_value("OTEL_EXPORTER_OTLP_HEADERS", "x-tenant=lab,authorization=Bearer t0k"),
+///     "x-tenant=[redacted],authorization=[redacted]",
+/// );
+/// assert_eq!(
+///     redact_value("OTEL_EXPORTER_OTLP_ENDPOINT", "http://me:pw@c:4318"),
+///     "http://[redacted]@c:4318",
+/// );
+/// assert_eq!(redact_value("OTEL_METRIC_EXPORT_INTERVAL", "10s"), "10s");
+/// ```
+pub fn redact_value(variable: &str, value: &str) -> String {
+    let value = if holds_headers(variable) {
+        Cow::Owned(redact_header_list(value))
+    } else {
+        Cow::Borrowed(value)
+    };
+    redact_userinfo(&value).into_owned()
+}
+
+/// True for a variable or setting whose value is a list of request headers.
+fn holds_headers(variable: &str) -> bool {
+    variable.to_ascii_uppercase().contains("HEADERS")
+}
+
+/// A `key=value,key=value` header list with every value replaced by
+/// [`REDACTED`]; an entry without `=` (a malformed one) is replaced whole,
+/// since it may be a value that lost its key.
+///
+/// ```
+/// use gym_metrics_api::backend::redact_header_list;
+/// assert_eq!(redact_header_list(" a=1 , b"), "a=[redacted],[redacted]");
+/// assert_eq!(redact_header_list("=x"), "=[redacted]");
+/// ```
+pub fn redact_header_list(list: &str) -> String {
+    list.split(',')
+        .map(|entry| match entry.split_once('=') {
+            Some((key, _)) => format!("{}={REDACTED}", key.trim()),
+            None if entry.trim().is_empty() => String::new(),
+            None => REDACTED.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `text` with the user-info of every URL in it (`scheme://user:password@`)
+/// replaced by [`REDACTED`], wherever the URL stands in the text (an error
+/// message from an HTTP client names the URL it failed on). Text without
+/// user-info is returned as is.
+///
+/// ```
+/// use gym_metrics_api::backend::redact_userinfo;
+/// assert_eq!(
+///     redact_userinfo("error sending request for url (http://u:s3cret@c:4318/v1/metrics)"),
+///     "error sending request for url (http://[redacted]@c:4318/v1/metrics)",
+/// );
+/// assert_eq!(redact_userinfo("http://c:4318/a@b"), "http://c:4318/a@b"); // `@` in the path
+/// ```
+pub fn redact_userinfo(text: &str) -> Cow<'_, str> {
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut search = 0;
+    while let Some(found) = text[search..].find("://") {
+        let authority_start = search + found + "://".len();
+        let rest = &text[authority_start..];
+        let authority_len = rest.find(ends_authority).unwrap_or(rest.len());
+        let authority = &rest[..authority_len];
+        if let Some(at) = authority.rfind('@') {
+            out.push_str(&text[copied..authority_start]);
+            out.push_str(REDACTED);
+            copied = authority_start + at;
+        }
+        search = authority_start + authority_len;
+    }
+    if copied == 0 {
+        return Cow::Borrowed(text);
+    }
+    out.push_str(&text[copied..]);
+    Cow::Owned(out)
+}
+
+/// A character that cannot be inside a URL's authority as printed in text.
+fn ends_authority(c: char) -> bool {
+    matches!(c, '/' | '?' | '#' | '"' | '\'' | '<' | '>' | '(' | ')') || c.is_whitespace()
+}
+
+/// Headers as `Debug` prints them with their values replaced by
+/// [`REDACTED`]: for a builder's `Debug` that holds headers.
+///
+/// ```
+/// let headers = vec![("authorization".to_string(), "Bearer t0k".to_string())];
+/// let printed = format!("{:?}", gym_metrics_api::backend::RedactedHeaders(&headers));
+/// assert_eq!(printed, r#"[("authorization", "[redacted]")]"#);
+/// ```
+pub struct RedactedHeaders<'a>(pub &'a [(String, String)]);
+
+impl fmt::Debug for RedactedHeaders<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|(name, _)| (name, REDACTED)))
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_url_loses_its_userinfo_and_keeps_the_rest() {
+        let cases = [
+            ("http://u:p@h:1/x", "http://[redacted]@h:1/x"),
+            ("http://u@h", "http://[redacted]@h"),
+            ("http://a:b@c@h/p", "http://[redacted]@h/p"),
+            ("http://[::1]:4318/v1", "http://[::1]:4318/v1"),
+            ("http://u:p@[::1]:4318", "http://[redacted]@[::1]:4318"),
+            (
+                "to http://u:p@a/x and grpc://v:q@b?x",
+                "to http://[redacted]@a/x and grpc://[redacted]@b?x",
+            ),
+            ("\"http://u:p@h\"", "\"http://[redacted]@h\""),
+            ("no url here @ all", "no url here @ all"),
+            ("http://", "http://"),
+            ("http://u:p@", "http://[redacted]@"),
+            ("é://ü:ö@h", "é://[redacted]@h"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(redact_userinfo(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn header_lists_keep_their_names_only() {
+        assert_eq!(
+            redact_header_list("authorization=Bearer%20t0k, x-tenant = lab"),
+            "authorization=[redacted],x-tenant=[redacted]"
+        );
+        assert_eq!(redact_header_list("Bearer t0k"), "[redacted]");
+        assert_eq!(redact_header_list("a=1,,b=2"), "a=[redacted],,b=[redacted]");
+    }
+
+    #[test]
+    fn header_variables_are_known_by_name() {
+        for variable in [
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+            "headers (OTEL_EXPORTER_OTLP_[METRICS_]HEADERS)",
+        ] {
+            let printed = redact_value(variable, "authorization=Bearer s3cret");
+            assert!(!printed.contains("s3cret"), "{variable}: {printed}");
+            assert!(printed.contains("authorization"), "{variable}: {printed}");
+        }
+        assert_eq!(
+            redact_value("OTEL_RESOURCE_ATTRIBUTES", "team=rl"),
+            "team=rl"
+        );
+    }
+}

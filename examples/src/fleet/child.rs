@@ -108,6 +108,8 @@ impl LocalTally {
                 tally.succeeded = counter_value(&text, counter).unwrap_or(0);
             }
             tally.source = Source::Metrics;
+        } else {
+            tally.source = Source::Local;
         }
         tally
     }

@@ -49,12 +49,14 @@ pub struct Tally {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
+    /// Nothing reported yet (a process still starting).
+    #[default]
+    Pending,
     /// Read back from the process's own metrics (its `/metrics` exposition):
     /// what the pipeline reports.
     Metrics,
     /// The process's own tally, kept beside the metrics: the backend keeps
     /// nothing to read back (otel pushes).
-    #[default]
     Local,
     /// Recording is compiled off (the application's `noop` build): there are
     /// no metrics, and the view shows none.

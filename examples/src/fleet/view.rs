@@ -100,6 +100,8 @@ fn source_note(roster: &Roster) -> &'static str {
     let any = |source| roster.members.iter().any(|m| m.tally.source == source);
     if any(Source::Off) {
         "recording is compiled off (noop build): no metrics are recorded, so none are shown"
+    } else if !any(Source::Metrics) && !any(Source::Local) {
+        "waiting for the first reports"
     } else if any(Source::Local) {
         "figures from each process's own tally (local): this backend pushes its metrics and keeps nothing to read back"
     } else {
@@ -222,7 +224,7 @@ pub fn summary(roster: &Roster, pass_ratio: f64) -> String {
     if roster
         .members
         .iter()
-        .any(|m| m.tally.source != Source::Metrics)
+        .any(|m| matches!(m.tally.source, Source::Local | Source::Off))
     {
         out.push_str("(counts from each process's own tally: this build has no metrics to read them back from)\n");
     }

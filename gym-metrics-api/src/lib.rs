@@ -49,6 +49,7 @@ mod compiled_off;
 mod facade;
 mod http_server;
 mod install;
+mod per_thread;
 mod recorder;
 pub mod resource;
 pub mod role;
@@ -70,6 +71,7 @@ pub use http_server::{
 #[cfg(feature = "tower")]
 pub use http_server::{HttpServerMetrics, HttpServerMetricsFuture, HttpServerMetricsLayer};
 pub use install::{install, role, FleetSize, Installation, SetRecorderError};
+pub use per_thread::PerThread;
 pub use recorder::{NoopRecorder, Recorder};
 pub use role::{Role, RoleError};
 pub use tally::{VerifyCounts, VerifyTally};

@@ -128,7 +128,8 @@ impl PrometheusBuilder {
     /// Overrides the bucket upper bounds (milliseconds) of both duration histograms.
     ///
     /// # Errors
-    /// [`BoundariesError`] if `bounds` is empty, not finite or not strictly increasing.
+    /// [`BoundariesError`] for a list [`Boundaries::new`] refuses (empty, a bound not finite,
+    /// negative, under a nanosecond or past 584 years, or not increasing in whole nanoseconds).
     ///
     /// ```
     /// let b = gym_metrics_prom::PrometheusBuilder::new().histogram_boundaries(vec![10.0, 100.0])?;

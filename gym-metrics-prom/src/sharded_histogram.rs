@@ -159,7 +159,7 @@ impl ShardedHistogram {
     /// ```
     pub fn new(boundaries: Boundaries) -> Self {
         Self {
-            search: BucketSearch::new(boundaries.as_slice()),
+            search: BucketSearch::new(&boundaries.as_nanos()),
             exited: Shard::new(boundaries.as_slice().len() + 1),
             boundaries,
             shards: PerThread::new(),

@@ -55,6 +55,7 @@ pub use crate::compiled_off::{check_recording_compiled_in, CompiledOffError};
 pub use crate::config_error::ConfigError;
 pub use crate::env_vars::EnvVars;
 pub use crate::http_server::{status_code_str, ERROR_TYPE_OTHER};
+pub use crate::per_thread::PerThread;
 pub use crate::recorder::{NoopRecorder, Recorder};
 pub use crate::redact::{
     redact_header_list, redact_userinfo, redact_value, RedactedHeaders, REDACTED,

@@ -31,9 +31,49 @@ pub enum BoundariesError {
         /// The offending value.
         value: f64,
     },
+    /// A boundary below zero: no duration is, so every value of 0 ms would
+    /// land in a bucket that says it is negative.
+    #[error("histogram boundary #{index} is {value} ms, below zero: durations are never negative, so 0 ms values would be counted under le=\"{value}\"; use 0 (a bucket of zero durations) or a positive bound")]
+    Negative {
+        /// Position of the offending boundary.
+        index: usize,
+        /// The offending value.
+        value: f64,
+    },
+    /// A positive boundary under one nanosecond.
+    #[error("histogram boundary #{index} is {value} ms, below nanosecond resolution: durations are counted in whole nanoseconds, so no duration lies between 0 and it; use 0, or at least 0.000001 ms (1 ns)")]
+    BelowNanosecond {
+        /// Position of the offending boundary.
+        index: usize,
+        /// The offending value.
+        value: f64,
+    },
+    /// A boundary at or past `u64::MAX` nanoseconds, where durations saturate.
+    #[error("histogram boundary #{index} is {value} ms, not below the longest duration a histogram can tell apart (u64::MAX ns, 18446744073709.551615 ms or 584 years, where durations saturate): drop it, the +Inf bucket holds everything longer")]
+    TooLarge {
+        /// Position of the offending boundary.
+        index: usize,
+        /// The offending value.
+        value: f64,
+    },
+    /// Two boundaries on the same whole nanosecond: no duration lies between.
+    #[error("histogram boundaries #{} ({previous} ms) and #{index} ({value} ms) are the same whole nanosecond ({nanos} ns): durations are counted in whole nanoseconds, so the bucket between them could never count anything; keep bounds at least 0.000001 ms (1 ns) apart", index - 1)]
+    SameNanosecond {
+        /// Position of the offending boundary.
+        index: usize,
+        /// The boundary before it.
+        previous: f64,
+        /// The offending value.
+        value: f64,
+        /// The whole nanosecond both bounds come to.
+        nanos: u64,
+    },
 }
 
-/// Finite, strictly increasing histogram upper bounds (the `+Inf` bucket is implicit).
+/// Histogram upper bounds in milliseconds (the `+Inf` bucket is implicit),
+/// each one exact at nanosecond resolution: finite, not negative (0 is a
+/// bucket of zero durations), 0 or at least 1 ns, below `u64::MAX` ns (584
+/// years), and strictly increasing also as whole nanoseconds.
 ///
 /// ```
 /// use gym_metrics_api::backend::Boundaries;
@@ -46,29 +86,86 @@ pub enum BoundariesError {
 pub struct Boundaries(Vec<f64>);
 
 impl Boundaries {
-    /// Validates `bounds`: non-empty, all finite, strictly increasing.
+    /// Validates `bounds` (milliseconds): non-empty; each finite, not
+    /// negative, 0 or at least one nanosecond, below `u64::MAX` ns;
+    /// strictly increasing, also as whole nanoseconds
+    /// ([`Boundaries::as_nanos`]). A `-0.0` is kept as `0`.
+    ///
+    /// # Errors
+    /// The first bound that breaks a rule, by index, value and rule.
     ///
     /// ```
     /// use gym_metrics_api::backend::{Boundaries, BoundariesError};
     /// assert!(matches!(Boundaries::new(vec![f64::NAN]), Err(BoundariesError::NotFinite { index: 0, .. })));
+    /// assert!(matches!(Boundaries::new(vec![-5.0, 10.0]), Err(BoundariesError::Negative { index: 0, .. })));
+    /// assert!(matches!(Boundaries::new(vec![1e-7, 2e-7]), Err(BoundariesError::BelowNanosecond { index: 0, .. })));
+    /// assert!(matches!(Boundaries::new(vec![1e14, 1e15]), Err(BoundariesError::TooLarge { index: 0, .. })));
+    /// assert!(matches!(Boundaries::new(vec![1.0000001, 1.0000002]), Err(BoundariesError::SameNanosecond { index: 1, nanos: 1_000_000, .. })));
+    /// assert_eq!(Boundaries::new(vec![-0.0, 0.5])?.as_slice(), &[0.0, 0.5]);
+    /// # Ok::<(), BoundariesError>(())
     /// ```
-    pub fn new(bounds: Vec<f64>) -> Result<Self, BoundariesError> {
+    pub fn new(mut bounds: Vec<f64>) -> Result<Self, BoundariesError> {
         if bounds.is_empty() {
             return Err(BoundariesError::Empty);
         }
-        for (index, &value) in bounds.iter().enumerate() {
+        for (index, value) in bounds.iter_mut().enumerate() {
+            // -0.0 is 0: stored as +0, so no exposition says le="-0".
+            *value += 0.0;
+            let value = *value;
             if !value.is_finite() {
                 return Err(BoundariesError::NotFinite { index, value });
             }
-            if index > 0 && value <= bounds[index - 1] {
+            if value < 0.0 {
+                return Err(BoundariesError::Negative { index, value });
+            }
+            match whole_nanos(value) {
+                None => return Err(BoundariesError::TooLarge { index, value }),
+                Some(0) if value > 0.0 => {
+                    return Err(BoundariesError::BelowNanosecond { index, value })
+                }
+                Some(_) => {}
+            }
+        }
+        for index in 1..bounds.len() {
+            let (previous, value) = (bounds[index - 1], bounds[index]);
+            if value <= previous {
                 return Err(BoundariesError::NotIncreasing {
                     index,
-                    previous: bounds[index - 1],
+                    previous,
                     value,
+                });
+            }
+            let nanos = whole_nanos(value);
+            if nanos == whole_nanos(previous) {
+                let nanos = nanos.unwrap_or(u64::MAX);
+                return Err(BoundariesError::SameNanosecond {
+                    index,
+                    previous,
+                    value,
+                    nanos,
                 });
             }
         }
         Ok(Self(bounds))
+    }
+
+    /// Each bound as the largest whole nanosecond not above it as written
+    /// (its shortest decimal form, the one an exposition's `le` shows), so
+    /// that a duration of `n` whole nanoseconds is in a bound's bucket
+    /// exactly when `n <= bound`: 4.1 ms is 4,100,000 ns (where
+    /// `4.1 * 1e6` floors to 4,099,999). Strictly increasing.
+    ///
+    /// ```
+    /// let b = gym_metrics_api::backend::Boundaries::new(vec![0.0, 0.5, 1.0000015, 4.1, 100.0])?;
+    /// assert_eq!(b.as_nanos(), vec![0, 500_000, 1_000_001, 4_100_000, 100_000_000]);
+    /// # Ok::<(), gym_metrics_api::backend::BoundariesError>(())
+    /// ```
+    pub fn as_nanos(&self) -> Vec<u64> {
+        self.0
+            .iter()
+            // Validated bounds always convert; the largest valid bound else.
+            .map(|&bound| whole_nanos(bound).unwrap_or(u64::MAX - 1))
+            .collect()
     }
 
     /// The catalogue's default duration boundaries, in milliseconds.
@@ -109,6 +206,26 @@ impl Boundaries {
     }
 }
 
+/// A finite, non-negative bound in milliseconds as the largest whole
+/// nanosecond not above it as written: its shortest decimal form truncated
+/// after the sixth decimal, in integers (no float product to round).
+/// `None` at or past `u64::MAX` ns, where durations saturate.
+fn whole_nanos(bound_ms: f64) -> Option<u64> {
+    let written = bound_ms.to_string();
+    let (millis, fraction) = written.split_once('.').unwrap_or((&written, ""));
+    let sub_millis: String = fraction
+        .chars()
+        .chain(std::iter::repeat('0'))
+        .take(6)
+        .collect();
+    let nanos = millis
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(1_000_000)?
+        .checked_add(sub_millis.parse().ok()?)?;
+    (nanos < u64::MAX).then_some(nanos)
+}
+
 impl Default for Boundaries {
     fn default() -> Self {
         Self::default_duration_ms()
@@ -141,6 +258,68 @@ mod tests {
             }
         );
         assert!(e.to_string().contains("strictly increasing"), "{e}");
+    }
+
+    #[test]
+    fn rejects_bounds_that_nanosecond_durations_cannot_honour_and_says_which() {
+        // A 0 ms value would land in le="-5".
+        let e = Boundaries::new(vec![-5.0, 10.0]).unwrap_err();
+        assert_eq!(
+            e,
+            BoundariesError::Negative {
+                index: 0,
+                value: -5.0
+            }
+        );
+        assert!(e.to_string().contains("#0 is -5 ms, below zero"), "{e}");
+        // 0.1 and 0.2 ns: nothing between them, and both floor to 0 ns.
+        let e = Boundaries::new(vec![1e-7, 2e-7]).unwrap_err();
+        assert!(matches!(
+            e,
+            BoundariesError::BelowNanosecond { index: 0, .. }
+        ));
+        assert!(e.to_string().contains("0.000001 ms (1 ns)"), "{e}");
+        // 1e20 and 1e21 ns: both past u64::MAX, where durations saturate.
+        let e = Boundaries::new(vec![1e14, 1e15]).unwrap_err();
+        assert!(matches!(e, BoundariesError::TooLarge { index: 0, .. }));
+        assert!(e.to_string().contains("584 years"), "{e}");
+        let e = Boundaries::new(vec![1.0, 18_446_744_073_709.56]).unwrap_err();
+        assert!(matches!(e, BoundariesError::TooLarge { index: 1, .. }));
+        assert!(Boundaries::new(vec![18_446_744_073_709.55]).is_ok());
+        // 1.2 and 1.8 ns are both 1 ns for a whole-nanosecond duration.
+        let e = Boundaries::new(vec![1.0, 1.0000012, 1.0000018]).unwrap_err();
+        assert_eq!(
+            e,
+            BoundariesError::SameNanosecond {
+                index: 2,
+                previous: 1.0000012,
+                value: 1.0000018,
+                nanos: 1_000_001
+            }
+        );
+        assert!(e.to_string().contains("#1 (1.0000012 ms) and #2"), "{e}");
+    }
+
+    #[test]
+    fn keeps_what_nanoseconds_represent_exactly() {
+        // 0 is a bucket of zero durations; -0.0 is that same 0.
+        let b = Boundaries::new(vec![-0.0, 0.000001, 0.5, 4.1, 1e12]).unwrap();
+        assert!(b.as_slice()[0].is_sign_positive());
+        // 4.1 ms is 4,100,000 ns, though 4.1 * 1e6 floors to 4,099,999.
+        assert_eq!(
+            b.as_nanos(),
+            vec![0, 1, 500_000, 4_100_000, 1_000_000_000_000_000_000]
+        );
+        // Every whole microsecond up to 10 s converts exactly.
+        for micros in (0..10_000_000u64).step_by(997) {
+            let b = Boundaries::new(vec![micros as f64 / 1_000.0]).unwrap();
+            assert_eq!(b.as_nanos(), vec![micros * 1_000], "{micros} us");
+        }
+        // A bound between whole nanoseconds is fine: it floors, exactly.
+        let b = Boundaries::new(vec![0.0000015, 0.0000025]).unwrap();
+        assert_eq!(b.as_nanos(), vec![1, 2]);
+        let computed: Vec<f64> = (1..40).map(|i| 1.5f64.powi(i)).collect();
+        assert!(Boundaries::new(computed).is_ok());
     }
 
     #[test]

@@ -61,6 +61,7 @@ mod env_vars;
 mod facade;
 mod http_server;
 mod install;
+mod per_thread;
 mod recorder;
 mod redact;
 mod resource;

@@ -7,7 +7,8 @@
 use loom::sync::atomic::{AtomicU64, Ordering};
 #[cfg(not(loom))]
 use std::sync::atomic::{AtomicU64, Ordering};
-use thread_local::ThreadLocal;
+
+use crate::per_thread::PerThread;
 
 /// One thread's counts, on a cache line of its own so that recording threads
 /// never share a line.
@@ -43,6 +44,20 @@ impl Shard {
         }
     }
 
+    /// The writer's side of the shard shared by threads that record after
+    /// their own shard is gone (from a thread-local destructor at thread
+    /// exit): several may write at once, so each count is a read-modify-write.
+    /// A cold path, taken at most a few times per exiting thread.
+    fn record_shared(&self, succeeded: bool) {
+        self.completed.fetch_add(1, Ordering::Relaxed);
+        if succeeded {
+            // Release, as above; a later add of another thread continues the
+            // release sequence, so a reader seeing any success also sees the
+            // completions recorded before it.
+            self.succeeded.fetch_add(1, Ordering::Release);
+        }
+    }
+
     /// The reader's side: the success count first (acquire), then the
     /// completions, so that `succeeded <= completed` always holds.
     #[inline]
@@ -61,7 +76,10 @@ impl Shard {
 /// Each recording thread owns a shard (a record is two relaxed loads and
 /// stores: no read-modify-write, no contention); a reader sums the shards.
 /// Shards of exited threads keep their counts and are handed to the next new
-/// thread, so memory is bounded by the peak number of live threads.
+/// thread, so memory is bounded by the peak number of live threads. A thread
+/// that records after its shard is gone (a timer kept in a `thread_local!`,
+/// dropped at thread exit) counts into one shared shard, exactly, and never
+/// panics.
 ///
 /// The success rate is computed from a [`VerifyCounts`] snapshot at collection
 /// time, so an exporter always sees the latest fraction, never an older one
@@ -79,7 +97,9 @@ impl Shard {
 /// ```
 #[derive(Default)]
 pub struct VerifyTally {
-    shards: ThreadLocal<Shard>,
+    shards: PerThread<Shard>,
+    /// The counts of threads past the end of their thread-local storage.
+    exited: Shard,
 }
 
 impl VerifyTally {
@@ -101,7 +121,21 @@ impl VerifyTally {
     /// ```
     #[inline]
     pub fn record(&self, succeeded: bool) {
-        self.shards.get_or_default().record(succeeded);
+        match self.shards.get() {
+            Some(shard) => shard.record(succeeded),
+            None => self.record_without_shard(succeeded),
+        }
+    }
+
+    /// The thread's first record (its shard is created), or one made after
+    /// its thread-local storage was torn down (the shared shard).
+    #[cold]
+    #[inline(never)]
+    fn record_without_shard(&self, succeeded: bool) {
+        match self.shards.get_or(Shard::default) {
+            Some(shard) => shard.record(succeeded),
+            None => self.exited.record_shared(succeeded),
+        }
     }
 
     /// Sums every shard. `succeeded <= completed` always holds: each shard's
@@ -114,7 +148,7 @@ impl VerifyTally {
     /// ```
     pub fn snapshot(&self) -> VerifyCounts {
         let mut counts = VerifyCounts::default();
-        for shard in self.shards.iter() {
+        for shard in self.shards.iter().chain([&self.exited]) {
             let read = shard.read();
             counts.succeeded = counts.succeeded.wrapping_add(read.succeeded);
             counts.completed = counts.completed.wrapping_add(read.completed);
@@ -193,6 +227,63 @@ mod tests {
         let c = tally.snapshot();
         assert_eq!(c.completed, 3 * 4 * 10_000);
         assert_eq!(c.succeeded, 3 * 4 * 7_500);
+    }
+
+    /// Records `records` verifications (every other one a success) as it drops.
+    struct RecordOnDrop {
+        tally: Arc<VerifyTally>,
+        records: u64,
+    }
+
+    impl Drop for RecordOnDrop {
+        fn drop(&mut self) {
+            for i in 0..self.records {
+                self.tally.record(i % 2 == 0);
+            }
+        }
+    }
+
+    std::thread_local! {
+        static HELD: std::cell::RefCell<Option<RecordOnDrop>> = const { std::cell::RefCell::new(None) };
+    }
+
+    #[test]
+    fn threads_recording_from_thread_local_destructors_are_counted_exactly() {
+        const THREADS: u64 = 8;
+        const AT_EXIT: u64 = 1_000;
+        let tally = Arc::new(VerifyTally::new());
+        let all_recorded = Arc::new(std::sync::Barrier::new(THREADS as usize));
+        let threads: Vec<_> = (0..THREADS)
+            .map(|_| {
+                let tally = Arc::clone(&tally);
+                let all_recorded = Arc::clone(&all_recorded);
+                std::thread::spawn(move || {
+                    // The holder's destructor is registered before the thread
+                    // takes its id, so it runs after the id is given back.
+                    HELD.with(|_| {});
+                    tally.record(true);
+                    HELD.with(|h| {
+                        *h.borrow_mut() = Some(RecordOnDrop {
+                            tally,
+                            records: AT_EXIT,
+                        })
+                    });
+                    // Exit together: the destructors share the fallback shard.
+                    all_recorded.wait();
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let c = tally.snapshot();
+        assert_eq!(c.completed, THREADS * (1 + AT_EXIT));
+        assert_eq!(c.succeeded, THREADS * (1 + AT_EXIT / 2));
+        let shared = tally.exited.read();
+        assert_eq!(
+            (shared.completed, shared.succeeded),
+            (THREADS * AT_EXIT, THREADS * AT_EXIT / 2)
+        );
     }
 
     #[test]

@@ -70,3 +70,33 @@ fn a_success_seen_implies_its_completion_seen() {
         );
     });
 }
+
+#[test]
+fn the_shared_shard_loses_nothing_to_two_writers_and_never_shows_a_success_alone() {
+    loom::model(|| {
+        let shard = Arc::new(Shard::default());
+        let writers: Vec<_> = [vec![true], vec![true, false]]
+            .into_iter()
+            .map(|outcomes| {
+                let shard = Arc::clone(&shard);
+                loom::thread::spawn(move || {
+                    for ok in outcomes {
+                        shard.record_shared(ok);
+                    }
+                })
+            })
+            .collect();
+        let seen = shard.read();
+        assert!(seen.succeeded <= seen.completed, "{seen:?}");
+        for w in writers {
+            w.join().unwrap();
+        }
+        assert_eq!(
+            shard.read(),
+            VerifyCounts {
+                completed: 3,
+                succeeded: 2
+            }
+        );
+    });
+}

@@ -331,7 +331,8 @@ impl OtelBuilder {
     /// Explicit bucket boundaries of both duration histograms, in ms.
     ///
     /// # Errors
-    /// An empty, non-finite or not strictly increasing list.
+    /// A list [`Boundaries::new`] refuses (empty, a bound not finite, negative,
+    /// under a nanosecond or past 584 years, or not increasing in whole nanoseconds).
     ///
     /// ```
     /// use gym_metrics_otel::OtelBuilder;

@@ -7,8 +7,6 @@
 //! default bounds: four compare-and-move steps); the branch choosing the
 //! variant takes the same path on every call, so it is always predicted.
 
-use crate::nanos::bound_nanos;
-
 /// The bounds of one histogram, laid out for [`BucketSearch::index`].
 #[derive(Debug)]
 pub(crate) enum BucketSearch {
@@ -21,13 +19,12 @@ pub(crate) enum BucketSearch {
 }
 
 impl BucketSearch {
-    /// The search for these (finite, increasing) bounds in milliseconds.
-    pub(crate) fn new(bounds_ms: &[f64]) -> Self {
-        let len = (bounds_ms.len() + 1).next_power_of_two();
+    /// The search for these increasing bounds in whole nanoseconds
+    /// ([`gym_metrics_api::backend::Boundaries::as_nanos`], all below `u64::MAX`).
+    pub(crate) fn new(bounds_nanos: &[u64]) -> Self {
+        let len = (bounds_nanos.len() + 1).next_power_of_two();
         let mut padded = vec![u64::MAX; len];
-        for (slot, &bound) in padded.iter_mut().zip(bounds_ms) {
-            *slot = bound_nanos(bound);
-        }
+        padded[..bounds_nanos.len()].copy_from_slice(bounds_nanos);
         let mut sixteen = [u64::MAX; 16];
         let mut thirty_two = [u64::MAX; 32];
         if len <= 16 {
@@ -97,7 +94,7 @@ mod tests {
     fn agrees_with_the_api_for_every_length_and_variant() {
         for len in 1..=70 {
             let bounds = Boundaries::new((1..=len).map(|i| f64::from(i) * 10.0).collect()).unwrap();
-            let search = BucketSearch::new(bounds.as_slice());
+            let search = BucketSearch::new(&bounds.as_nanos());
             let expected_variant = match len {
                 ..=15 => "Sixteen",
                 16..=31 => "ThirtyTwo",
@@ -122,7 +119,7 @@ mod tests {
     #[test]
     fn default_bounds_on_and_past_each_bound() {
         let default = Boundaries::default();
-        let search = BucketSearch::new(default.as_slice());
+        let search = BucketSearch::new(&default.as_nanos());
         for v in [0.0, 100.0, 100.5, 2500.0, 3_600_000.0, 3_600_000.5, 1e300] {
             let nanos = millis_nanos(v).unwrap();
             assert_eq!(search.index(nanos), default.bucket_index(v), "{v}");
@@ -133,5 +130,24 @@ mod tests {
             assert_eq!(search.index(on), i, "{bound}");
             assert_eq!(search.index(on + 1), i + 1, "{bound}");
         }
+    }
+
+    #[test]
+    fn a_duration_on_a_decimal_bound_is_in_that_bound() {
+        // 4.1 * 1e6 floors to 4,099,999 ns (and 1.001 ms, 8.2 ms alike): a
+        // duration of exactly 4.1 ms went to the next bucket.
+        let bounds = Boundaries::new(vec![0.000249, 1.001, 4.1, 8.2]).unwrap();
+        let search = BucketSearch::new(&bounds.as_nanos());
+        for (i, on) in [249, 1_001_000, 4_100_000, 8_200_000]
+            .into_iter()
+            .enumerate()
+        {
+            assert_eq!(search.index(on), i, "{on} ns");
+            assert_eq!(search.index(on + 1), i + 1, "{on} ns + 1");
+        }
+        assert_eq!(
+            search.index(duration_nanos(Duration::from_micros(4_100))),
+            2
+        );
     }
 }

@@ -130,7 +130,8 @@ impl PrometheusBuilder {
     /// Overrides the bucket upper bounds (milliseconds) of both duration histograms.
     ///
     /// # Errors
-    /// [`BoundariesError`] if `bounds` is empty, not finite or not strictly increasing.
+    /// [`BoundariesError`] for a list [`Boundaries::new`] refuses (empty, a bound not finite,
+    /// negative, under a nanosecond or past 584 years, or not increasing in whole nanoseconds).
     ///
     /// ```
     /// use gym_metrics_api::backend::Recorder;

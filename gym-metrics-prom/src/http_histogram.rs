@@ -12,9 +12,8 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
 use gym_metrics_api::backend::catalogue::HTTP_SERVER_DURATION_BOUNDARIES_S;
-use gym_metrics_api::backend::Boundaries;
+use gym_metrics_api::backend::{Boundaries, PerThread};
 use gym_metrics_api::{HttpMethod, HttpServerRequest, UrlScheme};
-use thread_local::ThreadLocal;
 
 use crate::sharded_histogram::HistogramSnapshot;
 
@@ -75,15 +74,23 @@ fn empty_counts(buckets: usize) -> HttpSeriesCounts {
 #[derive(Debug)]
 pub(crate) struct HttpServerHistogram {
     boundaries: Boundaries,
-    shards: ThreadLocal<Mutex<Vec<(HttpSeriesKey, HttpSeriesCounts)>>>,
+    shards: PerThread<Series>,
+    /// The series of threads past the end of their thread-local storage (a
+    /// request timer dropped at thread exit): shared, behind the same lock.
+    exited: Series,
 }
+
+/// One shard: its series, behind a mutex only a scrape (or, for the shared
+/// shard, another exiting thread) ever contends for.
+type Series = Mutex<Vec<(HttpSeriesKey, HttpSeriesCounts)>>;
 
 impl HttpServerHistogram {
     pub(crate) fn new() -> Self {
         Self {
             boundaries: Boundaries::new(HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec())
                 .unwrap_or_default(),
-            shards: ThreadLocal::new(),
+            shards: PerThread::new(),
+            exited: Series::default(),
         }
     }
 
@@ -97,7 +104,10 @@ impl HttpServerHistogram {
         let value = request.duration_s();
         let bucket = self.boundaries.bucket_index(value);
         let buckets = self.boundaries.as_slice().len() + 1;
-        let shard = self.shards.get_or(Default::default);
+        let shard = match self.shards.get() {
+            Some(shard) => shard,
+            None => self.shards.get_or(Series::default).unwrap_or(&self.exited),
+        };
         // A panic elsewhere cannot leave these counts half-written: recover them.
         let mut series = shard.lock().unwrap_or_else(PoisonError::into_inner);
         let index = match series.iter().position(|(k, _)| *k == key) {
@@ -116,7 +126,7 @@ impl HttpServerHistogram {
     pub(crate) fn snapshot(&self) -> BTreeMap<HttpSeriesKey, HttpSeriesCounts> {
         let buckets = self.boundaries.as_slice().len() + 1;
         let mut out: BTreeMap<HttpSeriesKey, HttpSeriesCounts> = BTreeMap::new();
-        for shard in self.shards.iter() {
+        for shard in self.shards.iter().chain([&self.exited]) {
             let series = shard.lock().unwrap_or_else(PoisonError::into_inner);
             for (key, counts) in series.iter() {
                 let total = out.entry(*key).or_insert_with(|| empty_counts(buckets));

@@ -35,17 +35,25 @@ fn sanitize_metric_name(name: &str) -> String {
     out
 }
 
-/// Replaces every character a Prometheus label name cannot hold with `_`.
+/// The Prometheus label name for an OpenTelemetry attribute key, by the
+/// OpenTelemetry-to-Prometheus rules, so that a scrape is never refused for
+/// a label name (`[a-zA-Z_][a-zA-Z0-9_]*`, nothing reserved): every character
+/// outside `[a-zA-Z0-9_]` (`:` included) becomes `_`, a run of `_` becomes
+/// one (so no name starts with the reserved `__`, and `__name__` cannot be
+/// forged), and a name that would start with a digit, or be empty, gets the
+/// prefix `key_`. Keys that meet after this are merged by the caller.
 pub(crate) fn sanitize_label_name(key: &str) -> String {
-    key.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == ':' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    let mut name = String::with_capacity(key.len() + 4);
+    for c in key.chars() {
+        let c = if c.is_ascii_alphanumeric() { c } else { '_' };
+        if !(c == '_' && name.ends_with('_')) {
+            name.push(c);
+        }
+    }
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        name.insert_str(0, "key_");
+    }
+    name
 }
 
 /// The Prometheus word for a UCUM unit, for the units OpenTelemetry maps.
@@ -90,6 +98,26 @@ mod tests {
     fn sanitizes_like_opentelemetry() {
         assert_eq!(sanitize_metric_name("1a.b-c:d"), "_1a_b_c:d");
         assert_eq!(sanitize_label_name("gym.server.name"), "gym_server_name");
+    }
+
+    #[test]
+    fn label_names_are_always_valid_and_never_reserved() {
+        for (key, name) in [
+            ("1team", "key_1team"),
+            ("9", "key_9"),
+            ("", "key_"),
+            ("k8s:pod", "k8s_pod"),
+            (":x", "_x"),
+            ("__name__", "_name_"),
+            ("__meta_kubernetes", "_meta_kubernetes"),
+            ("a..b", "a_b"),
+            ("_private", "_private"),
+            ("日本.team", "_team"),
+            ("-1", "_1"),
+            ("Team_A", "Team_A"),
+        ] {
+            assert_eq!(sanitize_label_name(key), name, "{key:?}");
+        }
         assert_eq!(unit_word("{request}"), None);
     }
 }

@@ -16,13 +16,6 @@ pub(crate) fn millis_nanos(ms: f64) -> Option<u64> {
     (ms >= 0.0 && ms.is_finite()).then_some((ms * NANOS_PER_MILLI + 0.5) as u64)
 }
 
-/// A bound in milliseconds as the largest whole nanosecond not above it, so
-/// that `nanos <= bound` holds for whole nanoseconds exactly when it holds in
-/// milliseconds (bounds are finite; huge ones saturate).
-pub(crate) fn bound_nanos(bound_ms: f64) -> u64 {
-    (bound_ms * NANOS_PER_MILLI).floor() as u64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -40,8 +33,5 @@ mod tests {
         for bad in [f64::NAN, f64::INFINITY, -1.0] {
             assert_eq!(millis_nanos(bad), None, "{bad}");
         }
-        assert_eq!(bound_nanos(100.0), 100_000_000);
-        assert_eq!(bound_nanos(0.0000015), 1);
-        assert_eq!(bound_nanos(1e300), u64::MAX);
     }
 }

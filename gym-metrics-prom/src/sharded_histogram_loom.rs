@@ -22,7 +22,7 @@ fn a_snapshot_never_counts_a_value_its_sum_lacks_nor_a_success_its_count_lacks()
         let h = Arc::new(histogram());
         // The writer's shard exists before the reader looks (thread_local's own
         // registry is not what is checked here); it starts at zero.
-        h.shard();
+        h.shard().expect("a live thread has a shard");
         let reader = {
             let h = Arc::clone(&h);
             loom::thread::spawn(move || h.snapshot())
@@ -42,6 +42,35 @@ fn a_snapshot_never_counts_a_value_its_sum_lacks_nor_a_success_its_count_lacks()
         assert!(seen.sum >= min_sum, "{seen:?}");
         assert!(count <= 2 && seen.sum <= 5040.0, "{seen:?}");
         // The writer's own view afterwards: nothing lost.
+        let last = h.snapshot();
+        assert_eq!(last.bucket_counts, vec![1, 0, 1]);
+        assert_eq!((last.sum, last.successes), (5040.0, 1));
+    });
+}
+
+#[test]
+fn the_shared_shard_of_exiting_threads_loses_nothing_to_two_writers() {
+    loom::model(|| {
+        let h = Arc::new(histogram());
+        let writers: Vec<_> = [(40.0, true), (5000.0, false)]
+            .into_iter()
+            .map(|(ms, ok)| {
+                let h = Arc::clone(&h);
+                loom::thread::spawn(move || h.record_shared((ms * 1e6) as u64, ok))
+            })
+            .collect();
+        let seen = h.snapshot();
+        assert!(seen.successes <= seen.count(), "{seen:?}");
+        let min_sum = match seen.bucket_counts.as_slice() {
+            [0, 0, 0] => 0.0,
+            [1, 0, 0] => 40.0,
+            [0, 0, 1] => 5000.0,
+            _ => 5040.0,
+        };
+        assert!(seen.sum >= min_sum, "{seen:?}");
+        for w in writers {
+            w.join().expect("writer");
+        }
         let last = h.snapshot();
         assert_eq!(last.bucket_counts, vec![1, 0, 1]);
         assert_eq!((last.sum, last.successes), (5040.0, 1));

@@ -1,6 +1,7 @@
 //! Test support for the e2e tests: find the provisioned tools (Prometheus,
 //! promtool, VictoriaMetrics, rotel), start throwaway servers on loopback, query
 //! them, and kill them by PID when dropped.
+//! A scenario that could abort the process runs in a child ([`run_in_child`]).
 //!
 //! Tools come from `cargo xtask tools` (`<workspace>/target/tools/bin`), an env
 //! override (`PROMETHEUS_BIN`, `PROMTOOL_BIN`, `VICTORIA_METRICS_BIN`, `ROTEL_BIN`)
@@ -24,6 +25,7 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod child_process;
 mod http;
 mod port;
 mod prometheus;
@@ -35,6 +37,7 @@ mod temp_dir;
 mod tool;
 mod victoria_metrics;
 
+pub use child_process::{in_child, run_in_child, CHILD_ENV};
 pub use http::{http_get, http_post, Response};
 pub use port::{free_port, free_port_block};
 pub use prometheus::Prometheus;

@@ -102,7 +102,7 @@ impl NoopBuilder {
     /// ```
     /// use gym_metrics_api::backend::Recorder;
     /// let (recorder, guard) = gym_metrics_noop::NoopBuilder::new().build()?;
-    /// recorder.record_verify(40.0, true); // nothing recorded
+    /// recorder.record_verify_ms(40.0, true); // nothing recorded
     /// assert!(guard.fleet_size().is_none()); // nothing installed
     /// # Ok::<(), gym_metrics_noop::BuildError>(())
     /// ```

@@ -49,6 +49,8 @@ mod compiled_off;
 mod facade;
 mod http_server;
 mod install;
+#[cfg(feature = "metrics-facade")]
+pub mod metrics_facade;
 mod recorder;
 pub mod resource;
 pub mod role;

@@ -76,6 +76,7 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod appendix;
 mod bucket_search;
 mod builder;
 #[cfg(feature = "prometheus-collector")]
@@ -91,6 +92,8 @@ mod gym_metrics;
 mod handle;
 mod http_histogram;
 mod listen_address;
+#[cfg(feature = "metrics-facade")]
+mod metrics_bridge;
 mod naming;
 mod nanos;
 mod readings;
@@ -107,5 +110,7 @@ pub use endpoint::{EndpointStats, FinalScrape};
 pub use error::{BuildError, ConfigError};
 pub use guard::PrometheusGuard;
 pub use handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
+#[cfg(feature = "metrics-facade")]
+pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};
 pub use recorder::PrometheusRecorder;
 pub use scope::{SCOPE_NAME, SCOPE_VERSION};

@@ -61,6 +61,8 @@ mod env_vars;
 mod facade;
 mod http_server;
 mod install;
+#[cfg(feature = "metrics-facade")]
+pub mod metrics_facade;
 mod per_thread;
 mod recorder;
 mod redact;

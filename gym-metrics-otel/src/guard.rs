@@ -37,6 +37,12 @@ impl OtelGuard {
         }
     }
 
+    /// The SDK meter provider, while the pipeline runs (not after shutdown,
+    /// nor for exporter `none` through `install`).
+    pub(crate) fn provider(&self) -> Option<&SdkMeterProvider> {
+        self.provider.as_ref()
+    }
+
     pub(crate) fn with_installation(mut self, installation: Installation) -> Self {
         self.installation = Some(installation);
         self

@@ -45,6 +45,7 @@ mod guard;
 mod histogram_aggregation;
 mod http_attributes;
 mod key_values;
+mod meter_provider;
 mod protocol;
 mod recorder;
 mod resource;

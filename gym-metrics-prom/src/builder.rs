@@ -42,6 +42,8 @@ pub struct PrometheusBuilder {
     service_base: Option<String>,
     resource_attributes: Vec<(String, String)>,
     final_scrape_wait: Option<Duration>,
+    #[cfg(feature = "metrics-facade")]
+    metrics_facade: Option<gym_metrics_api::metrics_facade::MetricsFacade>,
 }
 
 impl Default for PrometheusBuilder {
@@ -68,6 +70,8 @@ impl PrometheusBuilder {
             service_base: None,
             resource_attributes: Vec::new(),
             final_scrape_wait: None,
+            #[cfg(feature = "metrics-facade")]
+            metrics_facade: None,
         }
     }
 
@@ -203,6 +207,37 @@ impl PrometheusBuilder {
         self
     }
 
+    /// Also bridge the `metrics` facade (feature `metrics-facade`):
+    /// `metrics::counter!`, `gauge!` and `histogram!` land in the same
+    /// exposition, after the gym families, with `options`' bucket rules and
+    /// cardinality limit. `install` and `install_recorder` install it as the
+    /// process's `metrics` recorder; `build` hands it out
+    /// ([`PrometheusHandle::metrics_recorder`]). A setting rather than
+    /// something the feature does by itself: Cargo unifies features, and a
+    /// dependency turning the feature on must not take the process's one
+    /// `metrics` recorder slot from an application that fills it otherwise.
+    ///
+    /// ```no_run
+    /// use gym_metrics_api::metrics_facade::{HistogramMatcher, MetricsFacade};
+    /// let facade = MetricsFacade::new()
+    ///     .histogram_buckets(HistogramMatcher::Prefix("sandbox.".into()), vec![0.1, 1.0, 10.0])?;
+    /// let guard = gym_metrics_prom::PrometheusBuilder::new()
+    ///     .with_http_listener(([127, 0, 0, 1], 0))
+    ///     .with_metrics_facade(facade)
+    ///     .install()?;
+    /// metrics::histogram!("sandbox.start", "provider" => "docker").record(0.8);
+    /// assert!(guard.handle().render().contains("sandbox_start_bucket{provider=\"docker\",otel_scope_name=\"metrics\",le=\"1\"} 1"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "metrics-facade")]
+    pub fn with_metrics_facade(
+        mut self,
+        options: gym_metrics_api::metrics_facade::MetricsFacade,
+    ) -> Self {
+        self.metrics_facade = Some(options);
+        self
+    }
+
     /// A recorder and its handle: nothing installed, nothing listening. Serve
     /// [`PrometheusHandle::render`] from your own server.
     ///
@@ -226,10 +261,18 @@ impl PrometheusBuilder {
             &self.resource_attributes,
         );
         let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries));
-        let families = Families::new(Arc::clone(&metrics), &resource);
+        let families = Arc::new(Families::new(Arc::clone(&metrics), &resource));
+        let exposition = Exposition::new(Arc::clone(&families));
+        #[cfg(feature = "metrics-facade")]
+        if let Some(options) = self.metrics_facade {
+            let (exposition, bridge) =
+                crate::metrics_bridge::attach(options, &families, exposition);
+            let handle = PrometheusHandle::new(exposition).with_metrics_recorder(bridge);
+            return Ok((PrometheusRecorder::new(metrics), handle));
+        }
         Ok((
             PrometheusRecorder::new(metrics),
-            PrometheusHandle::new(Exposition::new(Arc::new(families))),
+            PrometheusHandle::new(exposition),
         ))
     }
 
@@ -249,6 +292,8 @@ impl PrometheusBuilder {
         let (recorder, handle) = self.build()?;
         let installation =
             gym_metrics_api::install(recorder).map_err(|_| BuildError::AlreadyInstalled)?;
+        #[cfg(feature = "metrics-facade")]
+        crate::metrics_bridge::install_global(&handle)?;
         Ok((handle, installation))
     }
 
@@ -280,6 +325,8 @@ impl PrometheusBuilder {
         let endpoint = Endpoint::start(listener, handle.clone(), final_scrape_wait)?;
         let installation =
             gym_metrics_api::install(recorder).map_err(|_| BuildError::AlreadyInstalled)?;
+        #[cfg(feature = "metrics-facade")]
+        crate::metrics_bridge::install_global(&handle)?;
         Ok(PrometheusGuard::new(endpoint, handle, installation))
     }
 }

@@ -40,6 +40,11 @@ pub enum BuildError {
     /// would record nothing, so it refuses to start.
     #[error(transparent)]
     CompiledOff(#[from] gym_metrics_api::backend::CompiledOffError),
+    /// Another `metrics` recorder is installed in this process (the
+    /// gym-metrics recorder was installed all the same).
+    #[cfg(feature = "metrics-facade")]
+    #[error("another `metrics` recorder is already installed in this process: drop with_metrics_facade() or the other recorder (e.g. metrics-exporter-prometheus); install one, once, at start-up")]
+    MetricsRecorderTaken,
     /// The endpoint's runtime or thread could not be started.
     #[error("cannot start the metrics endpoint thread: {0}; the process may be out of threads or file descriptors")]
     Runtime(std::io::Error),

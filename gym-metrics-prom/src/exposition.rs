@@ -9,6 +9,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use crate::appendix::Appendix;
 use crate::families::{Families, Family, Sample, Shape};
 use crate::readings::HttpSeries;
 use crate::text_format::{label_set, push_count, push_label_pairs, TextFormat};
@@ -22,6 +23,8 @@ pub(crate) struct Exposition {
     openmetrics: Vec<Lines>,
     /// The longest exposition written so far: the next buffer's capacity.
     size_hint: AtomicUsize,
+    /// Families of other sources, written after ours in this order.
+    appendices: Vec<Arc<dyn Appendix>>,
 }
 
 impl Exposition {
@@ -32,7 +35,16 @@ impl Exposition {
             openmetrics: lines(TextFormat::OpenMetrics),
             families,
             size_hint: AtomicUsize::new(0),
+            appendices: Vec::new(),
         }
+    }
+
+    /// This exposition with `appendix`'s families written after ours (and
+    /// after those of earlier appendices).
+    #[allow(dead_code)] // used by optional features only
+    pub(crate) fn with_appendix(mut self, appendix: Arc<dyn Appendix>) -> Self {
+        self.appendices.push(appendix);
+        self
     }
 
     /// The families this exposition writes (the collector's too).
@@ -53,6 +65,9 @@ impl Exposition {
             if let Some(sample) = family.sample(&readings) {
                 lines.write(format, sample, &mut out);
             }
+        }
+        for appendix in &self.appendices {
+            appendix.render(format, &mut out);
         }
         if format == TextFormat::OpenMetrics {
             out.push_str("# EOF\n");

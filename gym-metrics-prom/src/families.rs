@@ -39,7 +39,7 @@ const SCOPE_LABELS: [(&str, &str); 2] = [
 ];
 
 /// The TYPE of a family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Kind {
     Counter,
     Gauge,

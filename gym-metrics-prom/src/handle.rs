@@ -35,13 +35,40 @@ pub const OPENMETRICS_CONTENT_TYPE: &str = crate::text_format::OPENMETRICS_CONTE
 pub struct PrometheusHandle {
     // Shared: the endpoint clones the handle for every connection.
     exposition: Arc<Exposition>,
+    #[cfg(feature = "metrics-facade")]
+    metrics: Option<crate::metrics_bridge::MetricsBridgeRecorder>,
 }
 
 impl PrometheusHandle {
     pub(crate) fn new(exposition: Exposition) -> Self {
         Self {
             exposition: Arc::new(exposition),
+            #[cfg(feature = "metrics-facade")]
+            metrics: None,
         }
+    }
+
+    #[cfg(feature = "metrics-facade")]
+    pub(crate) fn with_metrics_recorder(
+        mut self,
+        recorder: crate::metrics_bridge::MetricsBridgeRecorder,
+    ) -> Self {
+        self.metrics = Some(recorder);
+        self
+    }
+
+    /// The `metrics` facade's recorder bridged into this exposition, if the
+    /// builder was given [`crate::PrometheusBuilder::with_metrics_facade`]
+    /// (installed already by `install` and `install_recorder`).
+    ///
+    /// ```
+    /// let (_r, handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;
+    /// assert!(handle.metrics_recorder().is_none());
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    #[cfg(feature = "metrics-facade")]
+    pub fn metrics_recorder(&self) -> Option<crate::metrics_bridge::MetricsBridgeRecorder> {
+        self.metrics.clone()
     }
 
     /// The gym families as a `prometheus` crate collector, for an

@@ -77,6 +77,7 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod appendix;
 mod bucket_search;
 mod builder;
 #[cfg(feature = "prometheus-collector")]
@@ -92,6 +93,8 @@ mod gym_metrics;
 mod handle;
 mod http_histogram;
 mod listen_address;
+#[cfg(feature = "metrics-facade")]
+mod metrics_bridge;
 mod naming;
 mod nanos;
 mod readings;
@@ -108,5 +111,7 @@ pub use endpoint::EndpointStats;
 pub use error::{BuildError, ConfigError, ShutdownError};
 pub use guard::PrometheusGuard;
 pub use handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
+#[cfg(feature = "metrics-facade")]
+pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};
 pub use recorder::PrometheusRecorder;
 pub use scope::{SCOPE_NAME, SCOPE_VERSION};

@@ -8,9 +8,9 @@ use gym_metrics_api::backend::{catalogue::Instrument, catalogue::InstrumentKind}
 /// The Prometheus family name OpenTelemetry's exporter gives `instrument`.
 pub(crate) fn prometheus_name(instrument: &Instrument) -> String {
     let mut name = sanitize_metric_name(instrument.name);
-    if let Some(word) = instrument.unit.and_then(unit_word) {
+    if let Some(word) = instrument.unit.and_then(unit_suffix) {
         name.push('_');
-        name.push_str(word);
+        name.push_str(&word);
     }
     if instrument.kind == InstrumentKind::Counter {
         name.push_str("_total");
@@ -20,7 +20,7 @@ pub(crate) fn prometheus_name(instrument: &Instrument) -> String {
 
 /// Replaces every character a Prometheus metric name cannot hold with `_`
 /// (a leading digit gets a `_` prefix).
-fn sanitize_metric_name(name: &str) -> String {
+pub(crate) fn sanitize_metric_name(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 1);
     if name.starts_with(|c: char| c.is_ascii_digit()) {
         out.push('_');
@@ -56,6 +56,23 @@ pub(crate) fn sanitize_label_name(key: &str) -> String {
     name
 }
 
+/// The Prometheus suffix for a UCUM unit, as OpenTelemetry's exporter
+/// derives it: a known unit's word (`ms` is `milliseconds`), `a/b` as
+/// `a_per_b` (`per_b` when `a` is a count or a time), nothing for
+/// annotations such as `{request}` or units it does not know.
+pub(crate) fn unit_suffix(unit: &str) -> Option<String> {
+    if let Some(word) = unit_word(unit) {
+        return Some(word.to_string());
+    }
+    const NOT_BEFORE_PER: [&str; 8] = ["1", "d", "h", "min", "s", "ms", "us", "ns"];
+    let (first, second) = unit.split_once('/')?;
+    let per = per_unit_word(second)?;
+    match unit_word(first) {
+        Some(word) if !NOT_BEFORE_PER.contains(&first) => Some(format!("{word}_per_{per}")),
+        _ => Some(format!("per_{per}")),
+    }
+}
+
 /// The Prometheus word for a UCUM unit, for the units OpenTelemetry maps.
 fn unit_word(unit: &str) -> Option<&'static str> {
     Some(match unit {
@@ -67,8 +84,38 @@ fn unit_word(unit: &str) -> Option<&'static str> {
         "us" => "microseconds",
         "ns" => "nanoseconds",
         "By" | "B" => "bytes",
+        "KiBy" => "kibibytes",
+        "MiBy" => "mebibytes",
+        "GiBy" => "gibibytes",
+        "TiBy" => "tibibytes",
+        "KBy" | "KB" => "kilobytes",
+        "MBy" | "MB" => "megabytes",
+        "GBy" | "GB" => "gigabytes",
+        "TBy" | "TB" => "terabytes",
+        "m" => "meters",
+        "V" => "volts",
+        "A" => "amperes",
+        "J" => "joules",
+        "W" => "watts",
+        "g" => "grams",
+        "Cel" => "celsius",
+        "Hz" => "hertz",
         "1" => "ratio",
         "%" => "percent",
+        _ => return None,
+    })
+}
+
+/// The word after `per_` for the denominator of a UCUM unit.
+fn per_unit_word(unit: &str) -> Option<&'static str> {
+    Some(match unit {
+        "s" => "second",
+        "m" => "minute",
+        "h" => "hour",
+        "d" => "day",
+        "w" => "week",
+        "mo" => "month",
+        "y" => "year",
         _ => return None,
     })
 }
@@ -98,6 +145,12 @@ mod tests {
     fn sanitizes_like_opentelemetry() {
         assert_eq!(sanitize_metric_name("1a.b-c:d"), "_1a_b_c:d");
         assert_eq!(sanitize_label_name("gym.server.name"), "gym_server_name");
+        assert_eq!(unit_suffix("{request}"), None);
+        assert_eq!(unit_suffix("By").as_deref(), Some("bytes"));
+        assert_eq!(unit_suffix("m/s").as_deref(), Some("meters_per_second"));
+        assert_eq!(unit_suffix("1/s").as_deref(), Some("per_second"));
+        assert_eq!(unit_suffix("bit/s").as_deref(), Some("per_second"));
+        assert_eq!(unit_suffix("x/q"), None);
     }
 
     #[test]
@@ -118,6 +171,5 @@ mod tests {
         ] {
             assert_eq!(sanitize_label_name(key), name, "{key:?}");
         }
-        assert_eq!(unit_word("{request}"), None);
     }
 }

@@ -8,7 +8,9 @@ use std::time::Duration;
 use gym_bench::scrape_families::rollout_records;
 use gym_bench::{harness, peers, Mode, Output};
 use gym_metrics_api::backend::Recorder;
+use gym_metrics_api::metrics_facade::MetricsFacade;
 use gym_metrics_api::{record_rollout_duration, record_verify};
+use metrics::Recorder as _;
 
 const ROLLOUT: &str = "gym-metrics-prom record_rollout_duration";
 const PROMETHEUS: &str = "prometheus 0.14 Histogram::observe";
@@ -25,7 +27,21 @@ fn main() {
         .expect("building the direct prom recorder");
     let prometheus = peers::prometheus_histogram();
     let prometheus_client = peers::prometheus_client_histogram();
-    let (_metrics_recorder, metrics_handle) = peers::metrics_histogram();
+    let (metrics_recorder, metrics_handle) = peers::metrics_histogram();
+    // The `metrics` facade bridged into our exposition: a histogram and a
+    // counter handle, registered once, beside metrics-exporter-prometheus'.
+    let (_bridged, bridge_handle) = gym_metrics_prom::PrometheusBuilder::new()
+        .with_metrics_facade(MetricsFacade::new())
+        .build()
+        .expect("building the prom recorder with the metrics bridge");
+    let bridge = bridge_handle
+        .metrics_recorder()
+        .expect("the bridge was asked for");
+    let metadata = metrics::Metadata::new(module_path!(), metrics::Level::INFO, None);
+    let key = metrics::Key::from_static_name("rollout_duration_ms");
+    let bridge_histogram = bridge.register_histogram(&key, &metadata);
+    let bridge_counter = bridge.register_counter(&key, &metadata);
+    let peer_counter = metrics_recorder.register_counter(&key, &metadata);
     let (_otel_provider, otel) = peers::otel_sdk_histogram();
 
     let mut out = Output::new("record_prom");
@@ -58,6 +74,16 @@ fn main() {
                 "metrics 0.24 (exporter-prometheus) Histogram::record",
                 |v| metrics_handle.record(v as f64),
             );
+            t.run("gym-metrics-prom metrics bridge Histogram::record", |v| {
+                bridge_histogram.record(v as f64)
+            });
+            t.run(
+                "metrics 0.24 (exporter-prometheus) Counter::increment",
+                |v| peer_counter.increment(v),
+            );
+            t.run("gym-metrics-prom metrics bridge Counter::increment", |v| {
+                bridge_counter.increment(v)
+            });
         });
         out.set(&format!("threads_{threads}"), rows);
     }

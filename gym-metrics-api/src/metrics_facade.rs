@@ -1,0 +1,223 @@
+//! What both backends' `metrics` facade bridges share (feature
+//! `metrics-facade`): the options an application sets (histogram
+//! boundaries by name or prefix, the per-instrument cardinality limit), their
+//! documented defaults, and the UCUM unit each `metrics::Unit` stands for.
+//! Each backend installs its own `metrics::Recorder`; this module only says
+//! how both configure it, so that one rule gives the same buckets, limits and
+//! units on the Prometheus and the OpenTelemetry path.
+
+use crate::boundaries::{Boundaries, BoundariesError};
+
+/// The boundaries of a `metrics` histogram no rule matches: the OpenTelemetry
+/// SDK's default explicit bucket boundaries, so that both paths agree
+/// without any configuration.
+///
+/// ```
+/// assert_eq!(gym_metrics_api::metrics_facade::DEFAULT_HISTOGRAM_BOUNDS.len(), 15);
+/// ```
+pub const DEFAULT_HISTOGRAM_BOUNDS: [f64; 15] = [
+    0.0, 5.0, 10.0, 25.0, 50.0, 75.0, 100.0, 250.0, 500.0, 750.0, 1000.0, 2500.0, 5000.0, 7500.0,
+    10000.0,
+];
+
+/// The default number of label sets one instrument may hold before further
+/// ones are recorded into its one overflow series (`otel_metric_overflow="true"`),
+/// as the OpenTelemetry SDK's default.
+///
+/// ```
+/// assert_eq!(gym_metrics_api::metrics_facade::DEFAULT_CARDINALITY_LIMIT, 2000);
+/// ```
+pub const DEFAULT_CARDINALITY_LIMIT: usize = 2000;
+
+/// Which `metrics` names a bucket rule applies to (the name as recorded,
+/// before any translation), as `metrics-exporter-prometheus`' `Matcher`.
+///
+/// ```
+/// use gym_metrics_api::metrics_facade::HistogramMatcher;
+/// assert!(HistogramMatcher::Prefix("db.".into()).matches("db.query.duration"));
+/// assert!(!HistogramMatcher::Full("db".into()).matches("db.query.duration"));
+/// assert!(HistogramMatcher::Suffix(".bytes".into()).matches("http.body.bytes"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HistogramMatcher {
+    /// The whole name.
+    Full(String),
+    /// Names starting with this.
+    Prefix(String),
+    /// Names ending with this.
+    Suffix(String),
+}
+
+impl HistogramMatcher {
+    /// Whether `name` is one this rule applies to.
+    ///
+    /// ```
+    /// use gym_metrics_api::metrics_facade::HistogramMatcher;
+    /// assert!(HistogramMatcher::Full("a".into()).matches("a"));
+    /// ```
+    pub fn matches(&self, name: &str) -> bool {
+        match self {
+            HistogramMatcher::Full(full) => name == full,
+            HistogramMatcher::Prefix(prefix) => name.starts_with(prefix.as_str()),
+            HistogramMatcher::Suffix(suffix) => name.ends_with(suffix.as_str()),
+        }
+    }
+}
+
+/// How a backend bridges the `metrics` facade: bucket rules and the
+/// cardinality limit. Rules are tried in the order they were added; the
+/// first that matches wins, else [`DEFAULT_HISTOGRAM_BOUNDS`].
+///
+/// ```
+/// use gym_metrics_api::metrics_facade::{HistogramMatcher, MetricsFacade};
+/// let facade = MetricsFacade::new()
+///     .histogram_buckets(HistogramMatcher::Prefix("db.".into()), vec![0.001, 0.01, 0.1])?
+///     .cardinality_limit(100);
+/// assert_eq!(facade.buckets_for("db.query").as_slice(), &[0.001, 0.01, 0.1]);
+/// assert_eq!(facade.buckets_for("other").as_slice().len(), 15);
+/// assert_eq!(facade.limit(), 100);
+/// # Ok::<(), gym_metrics_api::backend::BoundariesError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricsFacade {
+    rules: Vec<(HistogramMatcher, Boundaries)>,
+    cardinality_limit: usize,
+}
+
+impl Default for MetricsFacade {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MetricsFacade {
+    /// No bucket rule, the limit [`DEFAULT_CARDINALITY_LIMIT`].
+    ///
+    /// ```
+    /// let f = gym_metrics_api::metrics_facade::MetricsFacade::new();
+    /// assert_eq!(f.limit(), 2000);
+    /// ```
+    pub fn new() -> Self {
+        Self {
+            rules: Vec::new(),
+            cardinality_limit: DEFAULT_CARDINALITY_LIMIT,
+        }
+    }
+
+    /// Histograms whose name `matcher` matches get these upper bounds (in
+    /// the unit the histogram records in).
+    ///
+    /// # Errors
+    /// [`BoundariesError`] if `bounds` is empty, not finite or not strictly increasing.
+    ///
+    /// ```
+    /// use gym_metrics_api::metrics_facade::{HistogramMatcher, MetricsFacade};
+    /// let bad = MetricsFacade::new().histogram_buckets(HistogramMatcher::Full("a".into()), vec![2.0, 1.0]);
+    /// assert!(bad.is_err());
+    /// ```
+    pub fn histogram_buckets(
+        mut self,
+        matcher: HistogramMatcher,
+        bounds: Vec<f64>,
+    ) -> Result<Self, BoundariesError> {
+        self.rules.push((matcher, Boundaries::new(bounds)?));
+        Ok(self)
+    }
+
+    /// At most `limit` label sets per instrument (at least 1: 0 is taken
+    /// as 1); measurements with a further label set go to the instrument's
+    /// overflow series.
+    ///
+    /// ```
+    /// let f = gym_metrics_api::metrics_facade::MetricsFacade::new().cardinality_limit(0);
+    /// assert_eq!(f.limit(), 1);
+    /// ```
+    pub fn cardinality_limit(mut self, limit: usize) -> Self {
+        self.cardinality_limit = limit.max(1);
+        self
+    }
+
+    /// The cardinality limit in force.
+    ///
+    /// ```
+    /// assert_eq!(gym_metrics_api::metrics_facade::MetricsFacade::new().limit(), 2000);
+    /// ```
+    pub fn limit(&self) -> usize {
+        self.cardinality_limit
+    }
+
+    /// The upper bounds of the histogram called `name`: the first matching
+    /// rule's, else [`DEFAULT_HISTOGRAM_BOUNDS`].
+    ///
+    /// ```
+    /// let f = gym_metrics_api::metrics_facade::MetricsFacade::new();
+    /// assert_eq!(f.buckets_for("x").as_slice()[1], 5.0);
+    /// ```
+    pub fn buckets_for(&self, name: &str) -> Boundaries {
+        self.rules
+            .iter()
+            .find(|(matcher, _)| matcher.matches(name))
+            .map(|(_, bounds)| bounds.clone())
+            .unwrap_or_else(default_boundaries)
+    }
+}
+
+fn default_boundaries() -> Boundaries {
+    // The constant is finite and strictly increasing (tested below).
+    Boundaries::new(DEFAULT_HISTOGRAM_BOUNDS.to_vec()).unwrap_or_default()
+}
+
+/// The UCUM unit (as OpenTelemetry writes units) a `metrics::Unit` stands
+/// for; `None` for [`metrics::Unit::Count`], a bare count (OpenTelemetry
+/// would write an annotation such as `{request}`, which adds nothing to a
+/// Prometheus name).
+///
+/// ```
+/// use gym_metrics_api::metrics_facade::ucum_unit;
+/// assert_eq!(ucum_unit(metrics::Unit::Seconds), Some("s"));
+/// assert_eq!(ucum_unit(metrics::Unit::Bytes), Some("By"));
+/// assert_eq!(ucum_unit(metrics::Unit::Count), None);
+/// ```
+pub fn ucum_unit(unit: metrics::Unit) -> Option<&'static str> {
+    use metrics::Unit;
+    Some(match unit {
+        Unit::Count => return None,
+        Unit::Percent => "%",
+        Unit::Seconds => "s",
+        Unit::Milliseconds => "ms",
+        Unit::Microseconds => "us",
+        Unit::Nanoseconds => "ns",
+        Unit::Tebibytes => "TiBy",
+        Unit::Gibibytes => "GiBy",
+        Unit::Mebibytes => "MiBy",
+        Unit::Kibibytes => "KiBy",
+        Unit::Bytes => "By",
+        Unit::TerabitsPerSecond => "Tbit/s",
+        Unit::GigabitsPerSecond => "Gbit/s",
+        Unit::MegabitsPerSecond => "Mbit/s",
+        Unit::KilobitsPerSecond => "kbit/s",
+        Unit::BitsPerSecond => "bit/s",
+        Unit::CountPerSecond => "1/s",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_bounds_are_valid_and_the_first_matching_rule_wins() {
+        assert!(Boundaries::new(DEFAULT_HISTOGRAM_BOUNDS.to_vec()).is_ok());
+        let f = MetricsFacade::new()
+            .histogram_buckets(HistogramMatcher::Full("db.query".into()), vec![1.0])
+            .unwrap()
+            .histogram_buckets(HistogramMatcher::Prefix("db.".into()), vec![2.0])
+            .unwrap();
+        assert_eq!(f.buckets_for("db.query").as_slice(), &[1.0]);
+        assert_eq!(f.buckets_for("db.pool").as_slice(), &[2.0]);
+        assert_eq!(
+            f.buckets_for("dbx").as_slice(),
+            DEFAULT_HISTOGRAM_BOUNDS.as_slice()
+        );
+    }
+}

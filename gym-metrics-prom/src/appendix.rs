@@ -1,0 +1,11 @@
+//! Families from other sources than ours (the `metrics` facade bridge, an
+//! application's own registry, process metrics), written after ours in the
+//! same exposition, in the format the scrape negotiated.
+
+use crate::text_format::TextFormat;
+
+/// A source of families written after the gym families.
+pub(crate) trait Appendix: Send + Sync + std::fmt::Debug {
+    /// Appends this source's families in `format` (without `# EOF`).
+    fn render(&self, format: TextFormat, out: &mut String);
+}

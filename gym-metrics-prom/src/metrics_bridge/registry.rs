@@ -1,0 +1,285 @@
+//! The bridged families: which `metrics` names became which family (or were
+//! refused), each family's series by label set, the cardinality limit and
+//! its overflow series. Registering is the slow path, once per handle; a
+//! handle already registered is found in a read-locked cache, and a handle
+//! records into its series' atomics with no lookup at all.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use gym_metrics_api::metrics_facade::{ucum_unit, MetricsFacade};
+use metrics::{Key, KeyName, SharedString, Unit};
+
+use super::naming::{family_name, sample_names, series_labels};
+use super::series::{CounterSeries, GaugeSeries, HistogramSeries};
+use crate::families::Kind;
+
+/// One series of any kind, as a handle holds it.
+#[derive(Clone, Debug)]
+pub(crate) enum AnySeries {
+    Counter(Arc<CounterSeries>),
+    Gauge(Arc<GaugeSeries>),
+    Histogram(Arc<HistogramSeries>),
+}
+
+impl AnySeries {
+    fn new(kind: Kind, bounds: &[f64]) -> Self {
+        match kind {
+            Kind::Counter => AnySeries::Counter(Arc::default()),
+            Kind::Gauge => AnySeries::Gauge(Arc::default()),
+            Kind::Histogram => AnySeries::Histogram(Arc::new(HistogramSeries::new(bounds))),
+        }
+    }
+}
+
+/// A series' labels: translated, sorted by name.
+pub(crate) type Labels = Vec<(String, String)>;
+
+/// One bridged family.
+#[derive(Debug)]
+pub(crate) struct BridgedFamily {
+    pub(crate) kind: Kind,
+    pub(crate) help: String,
+    pub(crate) bounds: Vec<f64>,
+    pub(crate) series: BTreeMap<Labels, AnySeries>,
+    /// The one series every label set past the limit records into.
+    pub(crate) overflow: Option<AnySeries>,
+    /// Series that count towards the limit (the empty label set does not,
+    /// as in the OpenTelemetry SDK).
+    counted: usize,
+}
+
+/// What a `metrics` description says.
+#[derive(Debug, Clone, Default)]
+struct Description {
+    unit: Option<&'static str>,
+    help: String,
+}
+
+/// Refusals logged one by one, at most this many names (then silently counted).
+const REFUSALS_LOGGED: usize = 256;
+
+#[derive(Debug, Default)]
+struct State {
+    /// Bridged families by name, in name order (the exposition's).
+    families: BTreeMap<String, BridgedFamily>,
+    /// Every sample name written by a family (ours and bridged), by family.
+    taken: HashMap<String, String>,
+    /// What each `metrics` name of each kind became: a family, or refused.
+    resolved: HashMap<(String, Kind), Option<String>>,
+    descriptions: HashMap<(String, Kind), Description>,
+    refusals_logged: HashSet<String>,
+}
+
+/// Every handle registered so far whose series is within the limit.
+#[derive(Debug, Default)]
+struct Cache(HashMap<(Key, Kind), AnySeries>);
+
+/// The bridge's state (shared by the recorder and the exposition).
+#[derive(Debug)]
+pub(crate) struct Registry {
+    options: MetricsFacade,
+    cache: RwLock<Cache>,
+    state: Mutex<State>,
+    overflowed: AtomicU64,
+    refused: AtomicU64,
+}
+
+impl Registry {
+    /// An empty bridge beside the gym families `ours` (name, kind): no
+    /// bridged family may write a sample name of theirs.
+    pub(crate) fn new<'a>(
+        options: MetricsFacade,
+        ours: impl IntoIterator<Item = (&'a str, Kind)>,
+    ) -> Self {
+        let mut state = State::default();
+        for (name, kind) in ours {
+            for sample in sample_names(name, kind) {
+                state.taken.insert(sample, name.to_string());
+            }
+        }
+        Self {
+            options,
+            cache: RwLock::default(),
+            state: Mutex::new(state),
+            overflowed: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+        }
+    }
+
+    /// The series `key` records into, or `None` if its name is refused.
+    pub(crate) fn register(&self, key: &Key, kind: Kind) -> Option<AnySeries> {
+        let cache_key = (key.clone(), kind);
+        if let Some(series) = self
+            .cache
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+            .get(&cache_key)
+        {
+            return Some(series.clone());
+        }
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let family_name = self.resolve(&mut state, key.name(), kind)?;
+        let family = state.families.get_mut(&family_name)?;
+        let labels = series_labels(key.labels().map(|l| (l.key(), l.value())), kind);
+        if let Some(series) = family.series.get(&labels) {
+            let series = series.clone();
+            self.cache_insert(cache_key, series.clone());
+            return Some(series);
+        }
+        if labels.is_empty() || family.counted < self.options.limit() {
+            family.counted += usize::from(!labels.is_empty());
+            let series = AnySeries::new(kind, &family.bounds);
+            family.series.insert(labels, series.clone());
+            self.cache_insert(cache_key, series.clone());
+            return Some(series);
+        }
+        self.overflowed.fetch_add(1, Ordering::Relaxed);
+        if family.overflow.is_none() {
+            log::warn!(
+                "metrics instrument {family_name} has reached its cardinality limit of {} label sets: \
+                 further label sets are recorded into its series otel_metric_overflow=\"true\"; \
+                 bound the label values (or raise MetricsFacade::cardinality_limit)",
+                self.options.limit()
+            );
+        }
+        let bounds = family.bounds.clone();
+        Some(
+            family
+                .overflow
+                .get_or_insert_with(|| AnySeries::new(kind, &bounds))
+                .clone(),
+        )
+    }
+
+    fn cache_insert(&self, key: (Key, Kind), series: AnySeries) {
+        self.cache
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+            .insert(key, series);
+    }
+
+    /// The family the `metrics` name `name` of `kind` records into, made on
+    /// first use; `None` when refused (logged once per name).
+    fn resolve(&self, state: &mut State, name: &str, kind: Kind) -> Option<String> {
+        let id = (name.to_string(), kind);
+        if let Some(resolved) = state.resolved.get(&id) {
+            return resolved.clone();
+        }
+        let description = state.descriptions.get(&id).cloned().unwrap_or_default();
+        let resolved = match family_name(name, description.unit, kind) {
+            None => self.refuse(state, name, "nothing of it is left for a name".to_string()),
+            Some(family) => match state.families.get(&family).map(|f| f.kind) {
+                Some(existing) if existing == kind => Some(family),
+                Some(existing) => {
+                    let why = format!("{family} is already a {} family", existing.word());
+                    self.refuse(state, name, why)
+                }
+                None => self.create(state, name, family, kind, description),
+            },
+        };
+        state.resolved.insert(id, resolved.clone());
+        resolved
+    }
+
+    /// A new family `family` for the `metrics` name `name`, unless one of
+    /// its sample names is another family's.
+    fn create(
+        &self,
+        state: &mut State,
+        name: &str,
+        family: String,
+        kind: Kind,
+        description: Description,
+    ) -> Option<String> {
+        let samples = sample_names(&family, kind);
+        if let Some(owner) = samples.iter().find_map(|s| state.taken.get(s)) {
+            let why = format!("its family {family} would meet the family {owner}");
+            return self.refuse(state, name, why);
+        }
+        for sample in samples {
+            state.taken.insert(sample, family.clone());
+        }
+        let bounds = match kind {
+            Kind::Histogram => self.options.buckets_for(name).into(),
+            _ => Vec::new(),
+        };
+        state.families.insert(
+            family.clone(),
+            BridgedFamily {
+                kind,
+                help: description.help,
+                bounds,
+                series: BTreeMap::new(),
+                overflow: None,
+                counted: 0,
+            },
+        );
+        Some(family)
+    }
+
+    fn refuse(&self, state: &mut State, name: &str, why: String) -> Option<String> {
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        if state.refusals_logged.len() < REFUSALS_LOGGED
+            && state.refusals_logged.insert(name.to_string())
+        {
+            log::warn!(
+                "metrics instrument {name:?} is not exported: {why}; rename it \
+                 (gym-metrics refuses names that would give Prometheus an exposition it cannot read)"
+            );
+        }
+        None
+    }
+
+    /// Records a `describe_*`: the unit (part of the family name) counts if
+    /// it comes before the name's first use; the description becomes the
+    /// family's HELP unless it has one already.
+    pub(crate) fn describe(
+        &self,
+        name: &KeyName,
+        kind: Kind,
+        unit: Option<Unit>,
+        help: &SharedString,
+    ) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let id = (name.as_str().to_string(), kind);
+        if let Some(Some(family)) = state.resolved.get(&id).cloned() {
+            if let Some(f) = state.families.get_mut(&family) {
+                if f.help.is_empty() {
+                    f.help = help.to_string();
+                }
+            }
+            return;
+        }
+        state.descriptions.insert(
+            id,
+            Description {
+                unit: unit.and_then(ucum_unit),
+                help: help.to_string(),
+            },
+        );
+    }
+
+    /// Runs `f` over the bridged families in name order, the state locked
+    /// (registration waits; recording through handles does not).
+    pub(crate) fn with_families<R>(
+        &self,
+        f: impl FnOnce(&BTreeMap<String, BridgedFamily>) -> R,
+    ) -> R {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        f(&state.families)
+    }
+
+    /// Registrations recorded into an overflow series so far.
+    pub(crate) fn overflowed(&self) -> u64 {
+        self.overflowed.load(Ordering::Relaxed)
+    }
+
+    /// Registrations refused so far (a name that clashes or is empty).
+    pub(crate) fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
+    }
+}

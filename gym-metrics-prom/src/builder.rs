@@ -227,8 +227,11 @@ impl PrometheusBuilder {
         let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries));
         let families = Families::new(Arc::clone(&metrics), &resource);
         Ok((
-            PrometheusRecorder::new(metrics),
-            PrometheusHandle::new(Exposition::new(Arc::new(families))),
+            PrometheusRecorder::new(Arc::clone(&metrics)),
+            PrometheusHandle::new(
+                Exposition::new(Arc::new(families)),
+                metrics.fleet_sd.clone(),
+            ),
         ))
     }
 

@@ -373,8 +373,4 @@ fn vmagent_discovers_every_process_and_victoria_metrics_holds_each_once() {
         |s| s.is_empty(),
     )
     .unwrap_or_else(|e| panic!("{e}\n{}", context()));
-    let _ = ClusterMember {
-        members: 1,
-        number: 0,
-    };
 }

@@ -35,6 +35,7 @@ struct Seen {
     server_type: String,
     role: String,
     instance: String,
+    up: bool,
 }
 
 /// A temp directory for the fleet's written files, removed on drop.
@@ -111,15 +112,17 @@ fn expected(servers: usize, agents: usize) -> BTreeSet<(String, String, String)>
     all
 }
 
+/// The processes of `seen` whose target is up.
 fn names(seen: &[Seen]) -> BTreeSet<(String, String, String)> {
     seen.iter()
+        .filter(|s| s.up)
         .map(|s| (s.name.clone(), s.server_type.clone(), s.role.clone()))
         .collect()
 }
 
-/// The active targets of a Prometheus-compatible `/api/v1/targets` body that
-/// are up (`health` "up"), with their discovered labels checked for the run id.
-fn up_targets(body: &str) -> Vec<Seen> {
+/// The active targets of a Prometheus-compatible `/api/v1/targets` body,
+/// up or not, with their discovered labels checked for the run id.
+fn active_targets(body: &str) -> Vec<Seen> {
     let doc: serde_json::Value =
         serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
     let label = |t: &serde_json::Value, k: &str| t["labels"][k].as_str().unwrap_or("").to_string();
@@ -127,7 +130,6 @@ fn up_targets(body: &str) -> Vec<Seen> {
         .as_array()
         .unwrap_or_else(|| panic!("no activeTargets in {body}"))
         .iter()
-        .filter(|t| t["health"] == "up")
         .map(|t| {
             assert_eq!(label(t, "nemo_run_id"), RUN_ID, "{t}");
             Seen {
@@ -135,6 +137,7 @@ fn up_targets(body: &str) -> Vec<Seen> {
                 server_type: label(t, "nemo_gym_server_type"),
                 role: label(t, "gym_role"),
                 instance: label(t, "instance"),
+                up: t["health"] == "up",
             }
         })
         .collect()
@@ -225,7 +228,7 @@ fn prometheus_discovers_every_process_from_the_orchestrator_and_drops_a_killed_o
             &format!("{}/api/v1/targets?state=active", prometheus.url()),
             &[],
         )
-        .map(|(_, _, body)| up_targets(&String::from_utf8_lossy(&body)))
+        .map(|(_, _, body)| active_targets(&String::from_utf8_lossy(&body)))
     };
     let context = || {
         format!(
@@ -239,7 +242,7 @@ fn prometheus_discovers_every_process_from_the_orchestrator_and_drops_a_killed_o
     let seen = wait_until(
         "every process discovered and up",
         targets,
-        |s| names(s) == want,
+        |s| names(s) == want && s.len() == want.len(),
         context,
     );
     let instances: BTreeSet<&str> = seen.iter().map(|s| s.instance.as_str()).collect();
@@ -325,8 +328,8 @@ fn vmagent_discovers_every_process_and_victoria_metrics_holds_each_once() {
     let want = expected(SERVERS, AGENTS);
     let seen = wait_until(
         "vmagent discovers every process",
-        || vmagent.targets_json().map(|b| up_targets(&b)),
-        |s| names(s) == want,
+        || vmagent.targets_json().map(|b| active_targets(&b)),
+        |s| names(s) == want && s.len() == want.len(),
         context,
     );
     assert_eq!(seen.len(), want.len(), "{seen:?}");
@@ -362,7 +365,7 @@ fn vmagent_discovers_every_process_and_victoria_metrics_holds_each_once() {
     send_signal(fleet.pid_of(victim), "KILL");
     wait_until(
         "the killed agent's target gone from vmagent",
-        || vmagent.targets_json().map(|b| up_targets(&b)),
+        || vmagent.targets_json().map(|b| active_targets(&b)),
         |s| !s.iter().any(|x| x.name == victim) && s.len() == want.len() - 1,
         context,
     );

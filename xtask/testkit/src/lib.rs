@@ -47,4 +47,4 @@ pub use tool::{
     workspace_root, Tool,
 };
 pub use victoria_metrics::VictoriaMetrics;
-pub use vmagent::{ClusterMember, Vmagent};
+pub use vmagent::{ClusterMember, Vmagent, MEMBER_LABEL};

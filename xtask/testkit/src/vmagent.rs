@@ -12,7 +12,9 @@ use crate::tool::{tool_path, Tool};
 
 /// Which member of a vmagent scraping cluster this one is
 /// (`-promscrape.cluster.membersCount`, `-promscrape.cluster.memberNum`):
-/// each member scrapes its share of the discovered targets.
+/// each member scrapes its share of the discovered targets, and labels every
+/// sample it scrapes with [`MEMBER_LABEL`]`="<number>"`, so a target scraped
+/// by two members would show as two series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClusterMember {
     /// The number of members.
@@ -20,6 +22,10 @@ pub struct ClusterMember {
     /// This member's number, `0..members`.
     pub number: u32,
 }
+
+/// The label a cluster member adds to every sample it scrapes
+/// (`-promscrape.cluster.memberLabel`).
+pub const MEMBER_LABEL: &str = "vmagent_member";
 
 /// vmagent on `127.0.0.1:<free port>` with a temp dir for its config and
 /// remote-write buffer; killed by PID on drop (and its temp dir removed).
@@ -68,7 +74,8 @@ impl Vmagent {
                     "-promscrape.cluster.membersCount={}",
                     member.members
                 ))
-                .arg(format!("-promscrape.cluster.memberNum={}", member.number));
+                .arg(format!("-promscrape.cluster.memberNum={}", member.number))
+                .arg(format!("-promscrape.cluster.memberLabel={MEMBER_LABEL}"));
             }
             let mut server = Server::spawn("vmagent", cmd, dir)?;
             let health = format!("http://127.0.0.1:{port}/health");

@@ -12,7 +12,10 @@
 //! once (one member or shard per target: each labels what it scrapes), both
 //! members busy, exactly one fleet-size series equal to the live servers; and
 //! after SIGKILL of some servers the fleet size and the discovered targets
-//! follow (the time it took is printed).
+//! follow (the time it took is printed); at the end, after an orderly stop,
+//! no agent's rollouts are counted twice: the sum over agents of the last
+//! scraped rollout count is at most the agents' own totals (and short of
+//! them by at most what the last scrape interval can hold).
 //!
 //! The size defaults to 15 resources servers and 5 agents (21 processes);
 //! the full size of the issue is
@@ -201,7 +204,7 @@ fn two_sharded_engines_scrape_every_discovered_process_exactly_once() {
     .map(String::from)
     .to_vec();
     let started = Instant::now();
-    let fleet = Fleet::start(&args, &[]);
+    let mut fleet = Fleet::start(&args, &[]);
     fleet
         .wait_line(wait, |l| l.starts_with("processes:"))
         .unwrap_or_else(|| panic!("the fleet did not start:\n{}", fleet.output()));
@@ -297,4 +300,49 @@ fn two_sharded_engines_scrape_every_discovered_process_exactly_once() {
         );
         std::thread::sleep(Duration::from_millis(250));
     }
+
+    // Run a while longer, then stop in order: every agent's own total against
+    // what each engine stored for it.
+    std::thread::sleep(Duration::from_secs(10).saturating_sub(killed_at.elapsed()));
+    send_signal(fleet.pid(), "TERM");
+    let (status, output) = fleet.wait(wait);
+    assert!(status.success(), "{output}");
+    let own: f64 = (0..agents)
+        .map(|i| agent_completed(&output, &format!("agent-{i}")))
+        .sum();
+    assert!(own > 0.0, "the agents completed no rollouts:\n{output}");
+    // Per agent, a rollout takes at least 1 s (--generate-ms 1000..): the last
+    // scrape before the agent stopped misses at most one interval's worth
+    // (plus the one in flight).
+    let missable = agents as f64 * (INTERVAL.as_secs_f64() + 1.0);
+    let stored = "sum(max_over_time(gym_rollout_duration_ms_milliseconds_count{nemo_gym_server_type=\"agent\"}[10m]))";
+    for (name, vm) in [
+        ("vmagent", &vm_vmagent),
+        ("prometheus agents", &vm_prometheus),
+    ] {
+        let samples = vm.query(stored).unwrap();
+        let value = samples.first().map(|s| s.value).unwrap_or(0.0);
+        eprintln!("{name}: agents' rollouts stored {value}, agents' own count {own}");
+        assert!(
+            value <= own && value >= own - missable,
+            "{name}: stored {value} rollouts, the agents counted {own} (at most {missable} may be unscraped)"
+        );
+    }
+}
+
+/// The `completed` column of `agent`'s line in the fleet's final summary.
+fn agent_completed(output: &str, agent: &str) -> f64 {
+    let summary = output
+        .rsplit_once("\nsummary\n")
+        .map(|(_, s)| s)
+        .unwrap_or_else(|| panic!("no summary in:\n{output}"));
+    summary
+        .lines()
+        .find_map(|l| {
+            let mut words = l.split_whitespace();
+            (words.next() == Some(agent))
+                .then(|| words.nth(1).and_then(|w| w.parse().ok()))
+                .flatten()
+        })
+        .unwrap_or_else(|| panic!("no summary line for {agent}:\n{summary}"))
 }

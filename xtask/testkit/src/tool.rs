@@ -145,8 +145,8 @@ mod tests {
         let names: std::collections::BTreeSet<_> =
             Tool::ALL.iter().map(|t| t.binary_name()).collect();
         let vars: std::collections::BTreeSet<_> = Tool::ALL.iter().map(|t| t.env_var()).collect();
-        assert_eq!(names.len(), 4);
-        assert_eq!(vars.len(), 4);
+        assert_eq!(names.len(), Tool::ALL.len());
+        assert_eq!(vars.len(), Tool::ALL.len());
     }
 
     #[test]

@@ -377,3 +377,30 @@ fn vmagent_discovers_every_process_and_victoria_metrics_holds_each_once() {
     )
     .unwrap_or_else(|e| panic!("{e}\n{}", context()));
 }
+
+#[test]
+fn an_unwritable_file_sd_is_one_warning_and_the_fleet_runs_on() {
+    let _one = ONE_FLEET.lock().unwrap_or_else(|e| e.into_inner());
+    let scratch = Scratch::new("unwritable");
+    let file_sd = scratch.path("no-such-dir").join("fleet.json");
+    let base = free_port_block((1 + SERVERS + AGENTS) as u16);
+    let mut fleet = start_fleet(
+        SERVERS,
+        AGENTS,
+        base,
+        3,
+        &["--file-sd".into(), file_sd.display().to_string()],
+    );
+    // The HTTP SD is served all the same.
+    let listed = listed_names(&sd_document(&format!("http://127.0.0.1:{base}/sd")));
+    assert_eq!(listed.len(), 1 + SERVERS + AGENTS, "{listed:?}");
+    let (status, output) = fleet.wait(WAIT);
+    assert!(status.success(), "{output}");
+    let warnings = output
+        .lines()
+        .filter(|l| {
+            l.contains("could not write the fleet's file_sd targets") && l.contains("no-such-dir")
+        })
+        .count();
+    assert_eq!(warnings, 1, "{output}");
+}

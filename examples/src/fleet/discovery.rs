@@ -22,6 +22,10 @@ pub struct Discovery {
     run_id: String,
     file_sd: Option<PathBuf>,
     published: Option<Vec<FleetTarget>>,
+    /// What the file holds, once written.
+    written: Option<Vec<FleetTarget>>,
+    /// The last write failure shown, so a lasting one is shown once.
+    last_warning: Option<String>,
 }
 
 impl Discovery {
@@ -40,6 +44,8 @@ impl Discovery {
             run_id,
             file_sd,
             published: None,
+            written: None,
+            last_warning: None,
         }
     }
 
@@ -49,24 +55,33 @@ impl Discovery {
     }
 
     /// Publishes the targets of `roster` if they changed since the last
-    /// call. A file that cannot be written is the returned warning (the
-    /// fleet runs on; the next change tries again).
+    /// call. A file that cannot be written is the returned warning, once per
+    /// distinct failure (the fleet runs on; the next call tries again).
     pub fn update(&mut self, roster: &Roster) -> Option<String> {
+        let fleet = self.fleet?;
         let targets = targets(self.own, roster, &self.run_id);
-        if self.published.as_ref() == Some(&targets) {
+        if self.published.as_ref() != Some(&targets) {
+            fleet.publish_targets(&targets);
+            self.published = Some(targets.clone());
+        }
+        let path = self.file_sd.as_ref()?;
+        if self.written.as_ref() == Some(&targets) {
             return None;
         }
-        let fleet = self.fleet?;
-        fleet.publish_targets(&targets);
-        let warning = self
-            .file_sd
-            .as_ref()
-            .and_then(|path| fleet.write_file_sd(&targets, path).err())
-            .map(|e| e.to_string());
-        if warning.is_none() {
-            self.published = Some(targets);
+        match fleet.write_file_sd(&targets, path) {
+            Ok(()) => {
+                self.written = Some(targets);
+                self.last_warning = None;
+                None
+            }
+            Err(e) => {
+                let warning = e.to_string();
+                (self.last_warning.as_ref() != Some(&warning)).then(|| {
+                    self.last_warning = Some(warning.clone());
+                    warning
+                })
+            }
         }
-        warning
     }
 }
 

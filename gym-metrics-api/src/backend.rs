@@ -54,6 +54,7 @@ pub use crate::boundaries::{Boundaries, BoundariesError};
 pub use crate::compiled_off::{check_recording_compiled_in, CompiledOffError};
 pub use crate::config_error::ConfigError;
 pub use crate::env_vars::EnvVars;
+pub use crate::http_sd::{render_sd_json, HTTP_SD_CONTENT_TYPE};
 pub use crate::http_server::{status_code_str, ERROR_TYPE_OTHER};
 pub use crate::per_thread::PerThread;
 pub use crate::recorder::{NoopRecorder, Recorder};

@@ -3,11 +3,12 @@
 //! recorder lives in, and its three states, are in `cell.rs`.
 
 use std::fmt;
+use std::path::Path;
 
 use crate::cell;
 use crate::compiled_off::COMPILED_OFF;
 use crate::recorder::Recorder;
-use crate::Role;
+use crate::{FileSdError, FleetTarget, Role};
 
 /// Installs `recorder` as the process-wide backend. Succeeds once per process.
 ///
@@ -96,9 +97,13 @@ impl fmt::Debug for Installation {
     }
 }
 
-/// The orchestrator's right to set `gym.servers.active`.
+/// The orchestrator's right to set `gym.servers.active` and to publish the
+/// fleet's scrape targets ([`FleetSize::publish_targets`],
+/// [`FleetSize::write_file_sd`]).
 ///
-/// Only [`Installation::fleet_size`] on an orchestrator install creates one.
+/// Only [`Installation::fleet_size`] on an orchestrator install creates one
+/// (the role rule, [`Role::writes_fleet_size`]): a server install cannot
+/// express either.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicU64, Ordering};
@@ -117,6 +122,15 @@ impl fmt::Debug for Installation {
 /// assert_eq!(EXPORTED.load(Ordering::Relaxed), 3);
 /// fleet.set(0); // at shutdown
 /// assert_eq!(EXPORTED.load(Ordering::Relaxed), 0);
+/// ```
+///
+/// Code outside this crate cannot make one, so a server has no other way to it:
+///
+/// ```compile_fail
+/// use gym_metrics_api::backend::NoopRecorder;
+/// use gym_metrics_api::{FleetSize, Role};
+/// let recorder: &'static NoopRecorder = Box::leak(Box::new(NoopRecorder::new(Role::server("s-0", "agent"))));
+/// let forged = FleetSize { recorder }; // error: private field
 /// ```
 #[derive(Clone, Copy)]
 pub struct FleetSize {
@@ -148,6 +162,60 @@ impl FleetSize {
             return;
         }
         self.recorder.record_active_servers(count);
+    }
+
+    /// Publishes the fleet's scrape targets: the whole list, replacing the
+    /// last one. On the Prometheus backend the orchestrator's endpoint serves
+    /// it at `GET /sd` for `http_sd_configs`; a backend without an endpoint
+    /// keeps nothing (use [`FleetSize::write_file_sd`]). Never fails, never
+    /// blocks on a scraper.
+    ///
+    /// ```
+    /// # use std::sync::Mutex;
+    /// # use gym_metrics_api::backend::{render_sd_json, Recorder};
+    /// # use gym_metrics_api::{install, FleetTarget, Role};
+    /// # static SERVED: Mutex<String> = Mutex::new(String::new());
+    /// # struct Sd(Role);
+    /// # impl Recorder for Sd {
+    /// #     fn role(&self) -> &Role { &self.0 }
+    /// #     fn record_rollout_duration_ms(&self, _ms: f64) {}
+    /// #     fn record_verify_ms(&self, _ms: f64, _ok: bool) {}
+    /// #     fn record_active_servers(&self, _n: u64) {}
+    /// #     fn publish_fleet_targets(&self, t: &[FleetTarget]) { *SERVED.lock().unwrap() = render_sd_json(t) }
+    /// # }
+    /// let fleet = install(Sd(Role::orchestrator())).unwrap().fleet_size().unwrap();
+    /// let server = FleetTarget::of_process("127.0.0.1:9101", &Role::server("math-0", "resources"), Some("run-7"))?;
+    /// fleet.publish_targets(&[server]);
+    /// assert!(SERVED.lock().unwrap().contains("\"nemo_gym_server_name\":\"math-0\""));
+    /// fleet.publish_targets(&[]); // the fleet is gone
+    /// assert_eq!(*SERVED.lock().unwrap(), "[]");
+    /// # Ok::<(), gym_metrics_api::FleetTargetError>(())
+    /// ```
+    pub fn publish_targets(&self, targets: &[FleetTarget]) {
+        self.recorder.publish_fleet_targets(targets);
+    }
+
+    /// Writes the fleet's scrape targets to `path` for `file_sd_configs`:
+    /// the same JSON as `GET /sd`, replaced atomically (a temporary file
+    /// beside it, renamed over it), so a reader never sees half a list.
+    ///
+    /// # Errors
+    /// [`FileSdError`] naming the path when it cannot be written; the
+    /// previous file stays as it was. Log it and carry on: the fleet does
+    /// not depend on its discovery file.
+    ///
+    /// ```
+    /// # use gym_metrics_api::backend::NoopRecorder;
+    /// # use gym_metrics_api::{install, FleetTarget, Role};
+    /// let fleet = install(NoopRecorder::new(Role::orchestrator())).unwrap().fleet_size().unwrap();
+    /// let path = std::env::temp_dir().join(format!("gym-doc-{}.json", std::process::id()));
+    /// fleet.write_file_sd(&[FleetTarget::new("127.0.0.1:9101")?], &path)?;
+    /// assert_eq!(std::fs::read_to_string(&path)?, r#"[{"targets":["127.0.0.1:9101"],"labels":{}}]"#);
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write_file_sd(&self, targets: &[FleetTarget], path: &Path) -> Result<(), FileSdError> {
+        crate::file_sd::write_file_sd(targets, path)
     }
 }
 

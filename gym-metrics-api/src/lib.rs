@@ -59,6 +59,9 @@ mod compiled_off;
 mod config_error;
 mod env_vars;
 mod facade;
+mod file_sd;
+mod fleet_target;
+mod http_sd;
 mod http_server;
 mod install;
 #[cfg(feature = "metrics-facade")]
@@ -76,6 +79,11 @@ pub use bad_input::dropped_values;
 pub use facade::{
     enabled, record_active_servers, record_http_server_request, record_rollout_duration,
     record_rollout_duration_ms, record_verify, record_verify_ms,
+};
+pub use file_sd::FileSdError;
+pub use fleet_target::{
+    FleetTarget, FleetTargetError, SD_ROLE_LABEL, SD_RUN_ID_LABEL, SD_SERVER_NAME_LABEL,
+    SD_SERVER_TYPE_LABEL,
 };
 pub use http_server::{
     HttpMethod, HttpServerRequest, HttpServerRequestTimer, RouteTable, RouteTableError, UrlScheme,

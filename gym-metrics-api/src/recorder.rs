@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::units::duration_ms;
-use crate::{HttpServerRequest, Role};
+use crate::{FleetTarget, HttpServerRequest, Role};
 
 /// A metrics backend: what the facade forwards every record call to.
 ///
@@ -122,6 +122,35 @@ pub trait Recorder: Send + Sync + 'static {
     #[inline]
     fn record_http_server_request(&self, request: &HttpServerRequest) {
         let _ = request;
+    }
+    /// The fleet's scrape targets, the whole list each time (orchestrator
+    /// only: forwarded by [`crate::FleetSize::publish_targets`], which only
+    /// an install whose role [writes the fleet size](Role::writes_fleet_size)
+    /// holds). A backend with an endpoint serves it as HTTP service
+    /// discovery ([`crate::backend::render_sd_json`]); the default keeps
+    /// nothing (a push backend has no endpoint to serve it from).
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// use gym_metrics_api::backend::{render_sd_json, Recorder};
+    /// use gym_metrics_api::{FleetTarget, Role};
+    /// struct Sd(Role, Mutex<String>);
+    /// impl Recorder for Sd {
+    ///     fn role(&self) -> &Role { &self.0 }
+    ///     fn record_rollout_duration_ms(&self, _ms: f64) {}
+    ///     fn record_verify_ms(&self, _ms: f64, _ok: bool) {}
+    ///     fn record_active_servers(&self, _n: u64) {}
+    ///     fn publish_fleet_targets(&self, targets: &[FleetTarget]) {
+    ///         *self.1.lock().unwrap() = render_sd_json(targets);
+    ///     }
+    /// }
+    /// let sd = Sd(Role::orchestrator(), Mutex::new(String::new()));
+    /// sd.publish_fleet_targets(&[]);
+    /// assert_eq!(*sd.1.lock().unwrap(), "[]");
+    /// ```
+    #[inline]
+    fn publish_fleet_targets(&self, targets: &[FleetTarget]) {
+        let _ = targets;
     }
 }
 

@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::CountingRecorder;
-use gym_metrics_api::{install, Role};
+use gym_metrics_api::{install, FleetTarget, Role};
 
 #[test]
 fn orchestrator_sets_the_fleet_size() {
@@ -20,6 +20,16 @@ fn orchestrator_sets_the_fleet_size() {
     assert_eq!(gym_metrics_api::record_active_servers(3), Ok(()));
     fleet.set(0);
     assert_eq!(counts.active_servers.lock().unwrap().as_slice(), &[4, 3, 0]);
+
+    // The same capability publishes the fleet's targets, whole list each time.
+    let server =
+        FleetTarget::of_process("127.0.0.1:9101", &Role::server("r-0", "resources"), None).unwrap();
+    fleet.publish_targets(std::slice::from_ref(&server));
+    fleet.publish_targets(&[]);
+    assert_eq!(
+        counts.published_targets.lock().unwrap().as_slice(),
+        &[vec![server], vec![]]
+    );
 
     gym_metrics_api::record_rollout_duration(Duration::from_micros(1_500));
     assert_eq!(counts.rollout_ms.lock().unwrap().as_slice(), &[1.5]);

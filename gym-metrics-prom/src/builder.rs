@@ -263,16 +263,17 @@ impl PrometheusBuilder {
         let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries));
         let families = Arc::new(Families::new(Arc::clone(&metrics), &resource));
         let exposition = Exposition::new(Arc::clone(&families));
+        let fleet_sd = metrics.fleet_sd.clone();
         #[cfg(feature = "metrics-facade")]
         if let Some(options) = self.metrics_facade {
             let (exposition, bridge) =
                 crate::metrics_bridge::attach(options, &families, exposition);
-            let handle = PrometheusHandle::new(exposition).with_metrics_recorder(bridge);
+            let handle = PrometheusHandle::new(exposition, fleet_sd).with_metrics_recorder(bridge);
             return Ok((PrometheusRecorder::new(metrics), handle));
         }
         Ok((
             PrometheusRecorder::new(metrics),
-            PrometheusHandle::new(exposition),
+            PrometheusHandle::new(exposition, fleet_sd),
         ))
     }
 

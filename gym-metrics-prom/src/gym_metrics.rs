@@ -4,7 +4,10 @@
 use gym_metrics_api::backend::Boundaries;
 use gym_metrics_api::Role;
 
+use std::sync::Arc;
+
 use crate::fleet_gauge::FleetGauge;
+use crate::fleet_sd::{FleetSd, SharedFleetSd};
 use crate::http_histogram::HttpServerHistogram;
 use crate::sharded_histogram::ShardedHistogram;
 
@@ -18,6 +21,9 @@ pub(crate) struct GymMetrics {
     /// `gym.servers.active`: present only when the role writes the fleet size
     /// (decided here, at build), so nothing downstream checks the role.
     pub(crate) servers_active: Option<FleetGauge>,
+    /// The fleet's published scrape targets (`GET /sd`): present by the same
+    /// rule as `servers_active`, so a server's endpoint has no `/sd`.
+    pub(crate) fleet_sd: SharedFleetSd,
     /// `http.server.request.duration`, one series per attribute tuple.
     pub(crate) http_server_duration: HttpServerHistogram,
 }
@@ -28,6 +34,7 @@ impl GymMetrics {
             rollout_duration: ShardedHistogram::new(boundaries.clone()),
             verify_duration: ShardedHistogram::new(boundaries),
             servers_active: role.writes_fleet_size().then(FleetGauge::new),
+            fleet_sd: role.writes_fleet_size().then(|| Arc::new(FleetSd::new())),
             http_server_duration: HttpServerHistogram::new(),
             role,
         }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 #[cfg(feature = "prometheus-collector")]
 use crate::collector::GymCollector;
 use crate::exposition::Exposition;
+use crate::fleet_sd::SharedFleetSd;
 use crate::text_format::TextFormat;
 
 /// The `Content-Type` of [`PrometheusHandle::render`]'s output.
@@ -37,14 +38,17 @@ pub struct PrometheusHandle {
     exposition: Arc<Exposition>,
     #[cfg(feature = "metrics-facade")]
     metrics: Option<crate::metrics_bridge::MetricsBridgeRecorder>,
+    /// The orchestrator's published targets; `None` for any other role.
+    fleet_sd: SharedFleetSd,
 }
 
 impl PrometheusHandle {
-    pub(crate) fn new(exposition: Exposition) -> Self {
+    pub(crate) fn new(exposition: Exposition, fleet_sd: SharedFleetSd) -> Self {
         Self {
             exposition: Arc::new(exposition),
             #[cfg(feature = "metrics-facade")]
             metrics: None,
+            fleet_sd,
         }
     }
 
@@ -69,6 +73,34 @@ impl PrometheusHandle {
     #[cfg(feature = "metrics-facade")]
     pub fn metrics_recorder(&self) -> Option<crate::metrics_bridge::MetricsBridgeRecorder> {
         self.metrics.clone()
+    }
+
+    /// The fleet's scrape targets as Prometheus `http_sd_configs` JSON (what
+    /// the endpoint serves at `GET /sd`, with `Content-Type`
+    /// [`gym_metrics_api::backend::HTTP_SD_CONTENT_TYPE`]): the list last
+    /// published through [`gym_metrics_api::FleetSize::publish_targets`],
+    /// `[]` before that. `None` unless this is the orchestrator's handle.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Recorder;
+    /// use gym_metrics_api::{FleetTarget, Role};
+    /// let (recorder, handle) = gym_metrics_prom::PrometheusBuilder::new().role(Role::orchestrator()).build()?;
+    /// assert_eq!(handle.render_fleet_sd().as_deref(), Some("[]"));
+    /// // (An installed orchestrator publishes through its FleetSize capability.)
+    /// recorder.publish_fleet_targets(&[FleetTarget::new("127.0.0.1:9101")?]);
+    /// assert_eq!(handle.render_fleet_sd().as_deref(), Some(r#"[{"targets":["127.0.0.1:9101"],"labels":{}}]"#));
+    /// let (_r, server) = gym_metrics_prom::PrometheusBuilder::new().build()?;
+    /// assert_eq!(server.render_fleet_sd(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn render_fleet_sd(&self) -> Option<String> {
+        let document = self.fleet_sd.as_ref()?.document();
+        Some(String::from_utf8_lossy(&document).into_owned())
+    }
+
+    /// The `GET /sd` body, shared with the published copy.
+    pub(crate) fn fleet_sd_document(&self) -> Option<bytes::Bytes> {
+        self.fleet_sd.as_ref().map(|sd| sd.document())
     }
 
     /// The gym families as a `prometheus` crate collector, for an

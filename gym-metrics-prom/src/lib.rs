@@ -88,6 +88,7 @@ mod error;
 mod exposition;
 mod families;
 mod fleet_gauge;
+mod fleet_sd;
 mod guard;
 mod gym_metrics;
 mod handle;

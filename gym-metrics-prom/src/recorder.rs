@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gym_metrics_api::backend::Recorder;
-use gym_metrics_api::{HttpServerRequest, Role};
+use gym_metrics_api::{FleetTarget, HttpServerRequest, Role};
 
 use crate::gym_metrics::GymMetrics;
 
@@ -72,6 +72,13 @@ impl Recorder for PrometheusRecorder {
     fn record_http_server_request(&self, request: &HttpServerRequest) {
         self.metrics.http_server_duration.record(request);
     }
+
+    fn publish_fleet_targets(&self, targets: &[FleetTarget]) {
+        // Only a role that writes the fleet size was built with a list.
+        if let Some(sd) = &self.metrics.fleet_sd {
+            sd.publish(targets);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -88,6 +95,27 @@ mod tests {
         text.lines()
             .find(|l| l.starts_with("gym_servers_active{"))
             .map(str::to_string)
+    }
+
+    #[test]
+    fn only_a_role_that_writes_the_fleet_size_has_a_target_list() {
+        let target = gym_metrics_api::FleetTarget::new("127.0.0.1:9101").unwrap();
+        let (recorder, handle) = PrometheusBuilder::new()
+            .role(Role::orchestrator())
+            .build()
+            .unwrap();
+        assert_eq!(handle.render_fleet_sd().as_deref(), Some("[]"));
+        recorder.publish_fleet_targets(std::slice::from_ref(&target));
+        let sd = handle.render_fleet_sd().unwrap();
+        assert!(sd.contains("\"127.0.0.1:9101\""), "{sd}");
+
+        // Straight to a server's recorder, past the capability: nothing kept.
+        let (recorder, handle) = PrometheusBuilder::new()
+            .role(Role::server("s-0", "resources"))
+            .build()
+            .unwrap();
+        recorder.publish_fleet_targets(&[target]);
+        assert_eq!(handle.render_fleet_sd(), None);
     }
 
     #[test]

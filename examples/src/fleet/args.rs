@@ -123,6 +123,11 @@ pub struct FleetConfig {
     pub metrics_port: u16,
     /// Where to write a Prometheus scrape configuration.
     pub prometheus_config: Option<PathBuf>,
+    /// Where to keep a `file_sd_configs` file of the fleet's targets.
+    pub file_sd: Option<PathBuf>,
+    /// The run id every discovered target is labelled with (`nemo_run_id`);
+    /// `None`: a fresh one per run.
+    pub run_id: Option<String>,
     /// Shared knobs, forwarded to every child.
     pub simulation: Simulation,
 }
@@ -179,7 +184,12 @@ options:
                            has)         [default: 2 on prom (two 1 s scrape intervals), else 0]
   --metrics-port P         orchestrator /metrics port (prom, 1024 or above); children use
                            P+1..        [default: 9464]
-  --prometheus-config FILE write a Prometheus scrape configuration for the fleet
+  --prometheus-config FILE write a Prometheus scrape configuration for the fleet: it discovers
+                           every process from the orchestrator's GET /sd (http_sd_configs)
+  --file-sd FILE           keep FILE (JSON, replaced atomically) listing the fleet's live
+                           targets, for file_sd_configs
+  --run-id ID              the run id the discovered targets carry (label nemo_run_id)
+                                        [default: a fresh UUID per run]
   -h, --help               this text";
 
 /// Parses the arguments after the program name.
@@ -254,6 +264,20 @@ impl FleetConfig {
             duration,
             metrics_port,
             prometheus_config: flags.take("prometheus-config")?,
+            file_sd: flags.take("file-sd")?,
+            run_id: flags
+                .take::<String>("run-id")?
+                .map(|id| {
+                    if id.is_empty() {
+                        Err(
+                            "--run-id is empty: give the run's id, or leave it out for a fresh one"
+                                .to_string(),
+                        )
+                    } else {
+                        Ok(id)
+                    }
+                })
+                .transpose()?,
             simulation,
         })
     }

@@ -9,6 +9,7 @@ pub mod agent;
 pub mod args;
 pub mod child;
 pub mod client;
+pub mod discovery;
 pub mod histogram;
 pub mod launch;
 pub mod orchestrator;

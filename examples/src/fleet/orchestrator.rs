@@ -7,12 +7,14 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
+use gym_metrics_api::backend::resource::new_instance_id;
 use gym_metrics_api::{FleetSize, Role};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 
 use super::args::FleetConfig;
 use super::child::loopback;
+use super::discovery::Discovery;
 use super::launch::{launch, Message};
 use super::protocol::Event;
 use super::roster::{Health, Kind, Member, Roster};
@@ -40,6 +42,7 @@ struct Orchestrator {
     roster: Roster,
     fleet_size: Option<FleetSize>,
     published_size: Option<u64>,
+    discovery: Discovery,
     view: View,
     started: Instant,
     tx: mpsc::UnboundedSender<Message>,
@@ -76,9 +79,16 @@ pub async fn run(cfg: FleetConfig) -> Result<(), Box<dyn Error>> {
     );
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let run_id = cfg.run_id.clone().unwrap_or_else(new_instance_id);
     let mut o = Orchestrator {
         fleet_size: guard.fleet_size(),
         published_size: None,
+        discovery: Discovery::new(
+            guard.fleet_size(),
+            guard.metrics_addr(),
+            run_id,
+            cfg.file_sd.clone(),
+        ),
         roster: Roster::default(),
         view: View::new(header.clone()),
         started: Instant::now(),
@@ -92,6 +102,7 @@ pub async fn run(cfg: FleetConfig) -> Result<(), Box<dyn Error>> {
     };
     o.view.message(&header);
     o.announce_scrape_targets(guard.metrics_addr())?;
+    o.publish_targets();
     let result = o.run_fleet().await.and_then(|()| {
         if o.forced {
             Err("interrupted twice: every process was killed without flushing its metrics".into())
@@ -100,6 +111,7 @@ pub async fn run(cfg: FleetConfig) -> Result<(), Box<dyn Error>> {
         }
     });
     o.publish_size(0);
+    o.publish_targets();
     if result.is_ok() {
         o.linger().await;
     }
@@ -286,9 +298,13 @@ impl Orchestrator {
                 "otel" => "every process pushes OTLP where the standard OTEL_EXPORTER_OTLP_* variables say (default http://localhost:4318)",
                 _ => "this build records nothing (noop backend): the fleet runs the same, the view reads each process's own tally",
             });
-            if let Some(path) = &self.cfg.prometheus_config {
+            let asked = [
+                ("--prometheus-config", &self.cfg.prometheus_config),
+                ("--file-sd", &self.cfg.file_sd),
+            ];
+            if let Some((flag, Some(path))) = asked.into_iter().find(|(_, p)| p.is_some()) {
                 return Err(format!(
-                    "--prometheus-config {}: this gym-fleet is built with the {} backend, which serves no /metrics (build with the default `prom` feature)",
+                    "{flag} {}: this gym-fleet is built with the {} backend, which serves no /metrics (build with the default `prom` feature)",
                     path.display(),
                     backend::NAME
                 )
@@ -307,8 +323,19 @@ impl Orchestrator {
             .collect();
         self.view
             .message(&format!("scrape targets:\n{}", urls.join("\n")));
+        let sd_url = own.map(|a| format!("http://{a}/sd")).unwrap_or_default();
+        self.view.message(&format!(
+            "service discovery (http_sd_configs): {sd_url} lists every live process, labelled nemo_run_id=\"{}\"",
+            self.discovery.run_id()
+        ));
+        if let Some(path) = &self.cfg.file_sd {
+            self.view.message(&format!(
+                "file_sd_configs: {} is kept listing the same targets",
+                path.display()
+            ));
+        }
         if let Some(path) = &self.cfg.prometheus_config {
-            scrape_config::write(path, &targets)
+            scrape_config::write(path, &sd_url)
                 .map_err(|e| format!("could not write {}: {e}", path.display()))?;
             self.view.message(&format!(
                 "wrote a Prometheus scrape configuration: prometheus --config.file={}",
@@ -435,6 +462,14 @@ impl Orchestrator {
             }
         }
         self.publish_size(self.roster.live_servers());
+        self.publish_targets();
+    }
+
+    /// Publishes the scrape targets (`GET /sd`, `--file-sd`) when they changed.
+    fn publish_targets(&mut self) {
+        if let Some(warning) = self.discovery.update(&self.roster) {
+            self.view.message(&warning);
+        }
     }
 
     /// Sets `gym.servers.active` when it changed.

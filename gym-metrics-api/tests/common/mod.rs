@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use gym_metrics_api::backend::{Recorder, VerifyTally};
-use gym_metrics_api::Role;
+use gym_metrics_api::{FleetTarget, Role};
 
 pub struct CountingRecorder {
     pub role: Role,
@@ -14,6 +14,7 @@ pub struct CountingRecorder {
     pub verify_ms: Mutex<Vec<f64>>,
     pub tally: VerifyTally,
     pub active_servers: Mutex<Vec<u64>>,
+    pub published_targets: Mutex<Vec<Vec<FleetTarget>>>,
 }
 
 impl CountingRecorder {
@@ -25,6 +26,7 @@ impl CountingRecorder {
             verify_ms: Mutex::new(Vec::new()),
             tally: VerifyTally::new(),
             active_servers: Mutex::new(Vec::new()),
+            published_targets: Mutex::new(Vec::new()),
         }
     }
 
@@ -53,6 +55,12 @@ impl Recorder for CountingRecorder {
     fn record_active_servers(&self, count: u64) {
         self.active_servers.lock().unwrap().push(count);
     }
+    fn publish_fleet_targets(&self, targets: &[FleetTarget]) {
+        self.published_targets
+            .lock()
+            .unwrap()
+            .push(targets.to_vec());
+    }
 }
 
 /// Installs as a recorder while the test keeps a `'static` reference to the counts.
@@ -70,5 +78,8 @@ impl Recorder for Forward {
     }
     fn record_active_servers(&self, count: u64) {
         self.0.record_active_servers(count)
+    }
+    fn publish_fleet_targets(&self, targets: &[FleetTarget]) {
+        self.0.publish_fleet_targets(targets)
     }
 }

@@ -113,7 +113,9 @@ fn answer<B>(
     let in_progress = state.request_started();
     // Read before rendering: a final scrape must hold everything recorded
     // before shutdown was asked for.
-    let may_be_final = shared.final_scrape.is_armed() && request.method() == Method::GET;
+    let may_be_final = shared.final_scrape.is_armed()
+        && request.method() == Method::GET
+        && request.uri().path() == respond::METRICS_PATH;
     let response = respond::respond(handle, request);
     let is_final = may_be_final && response.status() == StatusCode::OK;
     response.map(move |body: Full<Bytes>| {

@@ -20,6 +20,7 @@ mod log_limiter;
 mod negotiate;
 mod registry;
 mod respond;
+mod respond_sd;
 mod shared;
 mod stats;
 

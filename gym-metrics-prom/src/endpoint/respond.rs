@@ -1,4 +1,6 @@
-//! The answer to one HTTP request: the exposition at `/metrics`, 404 and 405 otherwise.
+//! The answer to one HTTP request: the exposition at `/metrics`, the
+//! fleet's service discovery at `/sd` (orchestrator only), 404 and 405
+//! otherwise.
 
 use std::io::Write;
 
@@ -11,6 +13,7 @@ use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
 
 use super::negotiate::{accepts_gzip, format_for, Format};
+use super::respond_sd::{respond_sd, SD_PATH};
 use crate::handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
 
 /// The scrape path.
@@ -18,7 +21,12 @@ pub(crate) const METRICS_PATH: &str = "/metrics";
 
 /// Answers `request`. Never fails: problems become a status code.
 pub(crate) fn respond<B>(handle: &PrometheusHandle, request: &Request<B>) -> Response<Full<Bytes>> {
-    if request.uri().path() != METRICS_PATH {
+    let path = request.uri().path();
+    // Only the orchestrator's handle holds a target list.
+    let sd = (path == SD_PATH)
+        .then(|| handle.fleet_sd_document())
+        .flatten();
+    if path != METRICS_PATH && sd.is_none() {
         return plain(
             StatusCode::NOT_FOUND,
             "not found: metrics are served at /metrics\n",
@@ -33,6 +41,9 @@ pub(crate) fn respond<B>(handle: &PrometheusHandle, request: &Request<B>) -> Res
         r.headers_mut()
             .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
         return r;
+    }
+    if let Some(document) = sd {
+        return respond_sd(document, head);
     }
 
     let header = |name| {
@@ -160,6 +171,47 @@ mod tests {
             .unwrap();
         assert!(om.contains("# TYPE gym_verify_completed counter"), "{om}");
         assert!(om.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn sd_on_the_orchestrator_only_json_whole_list_empty_is_200() {
+        use gym_metrics_api::backend::Recorder;
+        use gym_metrics_api::{FleetTarget, Role};
+        let (recorder, h) = PrometheusBuilder::new()
+            .role(Role::orchestrator())
+            .build()
+            .unwrap();
+        let r = respond(&h, &request(Method::GET, "/sd", &[]));
+        assert_eq!(r.status(), StatusCode::OK);
+        assert_eq!(r.headers()[CONTENT_TYPE], "application/json");
+        assert_eq!(body(r), b"[]");
+
+        let targets = [
+            FleetTarget::of_process("127.0.0.1:1", &Role::orchestrator(), Some("r")).unwrap(),
+            FleetTarget::of_process("127.0.0.1:2", &Role::server("s-0", "agent"), Some("r"))
+                .unwrap(),
+        ];
+        recorder.publish_fleet_targets(&targets);
+        // gzip is asked for and not used: the list is small and read rarely.
+        let r = respond(
+            &h,
+            &request(Method::GET, "/sd", &[("accept-encoding", "gzip")]),
+        );
+        assert!(r.headers().get(CONTENT_ENCODING).is_none());
+        let length = r.headers()[CONTENT_LENGTH].to_str().unwrap().to_string();
+        let json = String::from_utf8(body(r)).unwrap();
+        assert_eq!(length, json.len().to_string());
+        assert_eq!(json, gym_metrics_api::backend::render_sd_json(&targets));
+
+        let r = respond(&h, &request(Method::HEAD, "/sd", &[]));
+        assert_eq!(r.status(), StatusCode::OK);
+        assert!(body(r).is_empty());
+        let r = respond(&h, &request(Method::POST, "/sd", &[]));
+        assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
+
+        // A server's endpoint has no /sd.
+        let r = respond(&handle(), &request(Method::GET, "/sd", &[]));
+        assert_eq!(r.status(), StatusCode::NOT_FOUND);
     }
 
     #[test]

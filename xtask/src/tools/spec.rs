@@ -90,6 +90,14 @@ fn testkit_spec(tool: Tool) -> ToolSpec {
             &["-version"],
         ),
         Tool::Rotel => (Source::Rotel, &["--version"]),
+        // From the same package as VictoriaMetrics (fetched once).
+        Tool::Vmagent => (
+            Source::Deb {
+                packages: VICTORIA_METRICS,
+                binary: "usr/bin/vmagent",
+            },
+            &["-version"],
+        ),
     };
     ToolSpec {
         name: tool.binary_name(),
@@ -100,7 +108,7 @@ fn testkit_spec(tool: Tool) -> ToolSpec {
     }
 }
 
-/// Every tool, in the order they are reported: the testkit's four, then wrk.
+/// Every tool, in the order they are reported: the testkit's five, then wrk.
 pub fn specs() -> Vec<ToolSpec> {
     let mut specs: Vec<ToolSpec> = Tool::ALL.iter().map(|t| testkit_spec(*t)).collect();
     specs.push(ToolSpec {

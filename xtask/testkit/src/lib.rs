@@ -1,10 +1,10 @@
 //! Test support for the e2e tests: find the provisioned tools (Prometheus,
-//! promtool, VictoriaMetrics, rotel), start throwaway servers on loopback, query
+//! promtool, VictoriaMetrics, rotel, vmagent), start throwaway servers on loopback, query
 //! them, and kill them by PID when dropped.
 //! A scenario that could abort the process runs in a child ([`run_in_child`]).
 //!
 //! Tools come from `cargo xtask tools` (`<workspace>/target/tools/bin`), an env
-//! override (`PROMETHEUS_BIN`, `PROMTOOL_BIN`, `VICTORIA_METRICS_BIN`, `ROTEL_BIN`)
+//! override (`PROMETHEUS_BIN`, `PROMTOOL_BIN`, `VICTORIA_METRICS_BIN`, `ROTEL_BIN`, `VMAGENT_BIN`)
 //! or `PATH`. A test starts with [`require`]: it skips loudly when a tool is
 //! missing, and fails when tools are required (`CI=true` or `GYM_REQUIRE_TOOLS=1`).
 //!
@@ -36,6 +36,7 @@ mod server;
 mod temp_dir;
 mod tool;
 mod victoria_metrics;
+mod vmagent;
 
 pub use child_process::{in_child, run_in_child, CHILD_ENV};
 pub use http::{http_get, http_post, Response};
@@ -49,3 +50,4 @@ pub use tool::{
     workspace_root, Tool,
 };
 pub use victoria_metrics::VictoriaMetrics;
+pub use vmagent::{ClusterMember, Vmagent, MEMBER_LABEL};

@@ -34,6 +34,17 @@ impl Prometheus {
     /// files etc.). Every `{{PORT}}` in it is replaced by Prometheus's own port (so
     /// a config can scrape Prometheus itself); configs without it are used as written.
     pub fn start_with_config(config_yaml: &str) -> Result<Self, String> {
+        Self::start_in_mode(config_yaml, Mode::Server)
+    }
+
+    /// Like [`Prometheus::start_with_config`], in agent mode
+    /// (`--enable-feature=agent`): it scrapes and remote-writes, keeps no
+    /// queryable storage; [`Prometheus::targets_json`] still answers.
+    pub fn start_agent_with_config(config_yaml: &str) -> Result<Self, String> {
+        Self::start_in_mode(config_yaml, Mode::Agent)
+    }
+
+    fn start_in_mode(config_yaml: &str, mode: Mode) -> Result<Self, String> {
         let binary = tool_path(Tool::Prometheus)
             .ok_or("prometheus not provisioned, run `cargo xtask tools`")?;
         retry_on_port_clash(|| {
@@ -43,12 +54,18 @@ impl Prometheus {
             std::fs::write(&config, config_yaml.replace("{{PORT}}", &port.to_string()))
                 .map_err(|e| format!("prometheus: cannot write {}: {e}", config.display()))?;
             let mut cmd = Command::new(&binary);
-            cmd.arg(format!("--config.file={}", config.display()))
-                .arg(format!(
+            cmd.arg(format!("--config.file={}", config.display()));
+            match mode {
+                Mode::Server => cmd.arg(format!(
                     "--storage.tsdb.path={}",
                     dir.path().join("data").display()
-                ))
-                .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+                )),
+                Mode::Agent => cmd.arg("--enable-feature=agent").arg(format!(
+                    "--storage.agent.path={}",
+                    dir.path().join("wal").display()
+                )),
+            };
+            cmd.arg(format!("--web.listen-address=127.0.0.1:{port}"))
                 .arg("--log.level=info")
                 // Hidden flag (default 5s): how long new scrape targets wait before the first scrape.
                 .arg("--scrape.discovery-reload-interval=100ms")
@@ -83,10 +100,28 @@ impl Prometheus {
         wait_for(promql, timeout, pred, || self.query(promql))
     }
 
+    /// The body of `/api/v1/targets` (active and dropped targets).
+    pub fn targets_json(&self) -> Result<String, String> {
+        match http_get(&format!("{}/api/v1/targets", self.url()), &[])? {
+            (200, _, body) => Ok(String::from_utf8_lossy(&body).into_owned()),
+            (status, _, body) => Err(format!(
+                "prometheus: /api/v1/targets answered HTTP {status}: {}",
+                String::from_utf8_lossy(&body)
+            )),
+        }
+    }
+
     /// The last lines of Prometheus's own log (for test failure messages).
     pub fn log_tail(&self) -> String {
         self.server.log_tail()
     }
+}
+
+/// A server that stores and answers queries, or an agent that only forwards.
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    Server,
+    Agent,
 }
 
 /// A `prometheus.yml` scraping `targets` as job `gym` every `interval`.

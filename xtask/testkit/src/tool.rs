@@ -13,15 +13,19 @@ pub enum Tool {
     VictoriaMetrics,
     /// The rotel OTLP collector (`rotel-agent`).
     Rotel,
+    /// VictoriaMetrics' scraping agent (`vmagent`, in the same Debian package):
+    /// discovers targets, scrapes them, remote-writes the samples.
+    Vmagent,
 }
 
 impl Tool {
     /// Every tool, in provisioning order.
-    pub const ALL: [Tool; 4] = [
+    pub const ALL: [Tool; 5] = [
         Tool::Prometheus,
         Tool::Promtool,
         Tool::VictoriaMetrics,
         Tool::Rotel,
+        Tool::Vmagent,
     ];
 
     /// The executable's name in `target/tools/bin/` and on `PATH`.
@@ -31,6 +35,7 @@ impl Tool {
             Tool::Promtool => "promtool",
             Tool::VictoriaMetrics => "victoria-metrics",
             Tool::Rotel => "rotel-agent",
+            Tool::Vmagent => "vmagent",
         }
     }
 
@@ -41,6 +46,7 @@ impl Tool {
             Tool::Promtool => "PROMTOOL_BIN",
             Tool::VictoriaMetrics => "VICTORIA_METRICS_BIN",
             Tool::Rotel => "ROTEL_BIN",
+            Tool::Vmagent => "VMAGENT_BIN",
         }
     }
 }
@@ -71,7 +77,7 @@ pub fn tools_bin_dir() -> PathBuf {
 }
 
 /// Env override first (`PROMETHEUS_BIN`, `PROMTOOL_BIN`, `VICTORIA_METRICS_BIN`,
-/// `ROTEL_BIN`), then `<workspace>/target/tools/bin/<name>`, then `PATH`.
+/// `ROTEL_BIN`, `VMAGENT_BIN`), then `<workspace>/target/tools/bin/<name>`, then `PATH`.
 pub fn tool_path(tool: Tool) -> Option<PathBuf> {
     if let Some(path) = std::env::var_os(tool.env_var()).filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(path));
@@ -139,8 +145,8 @@ mod tests {
         let names: std::collections::BTreeSet<_> =
             Tool::ALL.iter().map(|t| t.binary_name()).collect();
         let vars: std::collections::BTreeSet<_> = Tool::ALL.iter().map(|t| t.env_var()).collect();
-        assert_eq!(names.len(), 4);
-        assert_eq!(vars.len(), 4);
+        assert_eq!(names.len(), Tool::ALL.len());
+        assert_eq!(vars.len(), Tool::ALL.len());
     }
 
     #[test]

@@ -1,0 +1,348 @@
+//! End to end, issue 18 §2 at a small size: one gym-fleet discovered through
+//! the orchestrator's `GET /sd` by two real distributed scrape engines at
+//! once, each sharding the fleet across two members:
+//!
+//! - vmagent in cluster mode (`-promscrape.cluster.membersCount=2`,
+//!   `-promscrape.cluster.memberNum=0|1`) remote-writing into one
+//!   VictoriaMetrics;
+//! - two Prometheus agent-mode shards split by `hashmod` relabelling,
+//!   remote-writing into another VictoriaMetrics.
+//!
+//! Checked by PromQL on each VictoriaMetrics: every process present exactly
+//! once (one member or shard per target: each labels what it scrapes), both
+//! members busy, exactly one fleet-size series equal to the live servers; and
+//! after SIGKILL of some servers the fleet size and the discovered targets
+//! follow (the time it took is printed); at the end, after an orderly stop,
+//! no agent's rollouts are counted twice: the sum over agents of the last
+//! scraped rollout count is at most the agents' own totals (and short of
+//! them by at most what the last scrape interval can hold).
+//!
+//! The size defaults to 15 resources servers and 5 agents (21 processes);
+//! the full size of the issue is
+//! `GYM_SCALE_SERVERS=150 GYM_SCALE_AGENTS=50 cargo test -p gym-metrics-examples --test fleet_scale_e2e -- --nocapture`.
+#![cfg(all(feature = "prom", not(feature = "noop")))]
+
+#[allow(dead_code)]
+mod support;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use gym_testkit::{
+    free_port_block, require, ClusterMember, Prometheus, Sample, Tool, VictoriaMetrics, Vmagent,
+    MEMBER_LABEL,
+};
+use support::{send_signal, Fleet};
+
+/// The label each Prometheus agent shard adds to what it scrapes.
+const SHARD_LABEL: &str = "prometheus_shard";
+/// Members of the vmagent cluster, and Prometheus shards.
+const SHARDS: u32 = 2;
+const INTERVAL: Duration = Duration::from_secs(2);
+
+fn size(var: &str, default: usize) -> usize {
+    std::env::var(var)
+        .ok()
+        .map(|v| v.parse().unwrap_or_else(|e| panic!("{var}={v:?}: {e}")))
+        .unwrap_or(default)
+}
+
+/// Bounded waits grow with the fleet (launching 200 processes takes a while).
+fn bound(processes: usize) -> Duration {
+    Duration::from_secs(30 + processes as u64 / 4)
+}
+
+/// One Prometheus agent shard's configuration: keep the targets whose
+/// address hashes to `shard`, label them so, remote-write them.
+fn prometheus_shard_config(sd_url: &str, shard: u32, remote_write: &str) -> String {
+    let every = format!("{}s", INTERVAL.as_secs());
+    format!(
+        r#"global:
+  scrape_interval: {every}
+  scrape_timeout: {every}
+scrape_configs:
+  - job_name: gym-fleet
+    http_sd_configs:
+      - url: '{sd_url}'
+        refresh_interval: {every}
+    relabel_configs:
+      - source_labels: [__address__]
+        modulus: {SHARDS}
+        target_label: __tmp_shard
+        action: hashmod
+      - source_labels: [__tmp_shard]
+        regex: '{shard}'
+        action: keep
+      - target_label: {SHARD_LABEL}
+        replacement: '{shard}'
+remote_write:
+  - url: '{remote_write}'
+    queue_config:
+      batch_send_deadline: 500ms
+"#
+    )
+}
+
+fn by_label(samples: &[Sample], label: &str) -> BTreeMap<String, f64> {
+    samples
+        .iter()
+        .map(|s| (s.labels.get(label).cloned().unwrap_or_default(), s.value))
+        .collect()
+}
+
+/// The sharded checks on one engine's VictoriaMetrics: `processes` targets
+/// each scraped by exactly one member (`member_label`), every member busy,
+/// one fleet-size series equal to `servers`.
+fn every_process_once(
+    vm: &VictoriaMetrics,
+    member_label: &str,
+    processes: usize,
+    servers: usize,
+    context: &dyn Fn() -> String,
+) {
+    let wait = bound(processes);
+    let per_instance = vm
+        .wait_for(
+            &format!("count by (instance) (up{{{member_label}!=\"\"}} == 1)"),
+            wait,
+            |s| s.len() == processes,
+        )
+        .unwrap_or_else(|e| panic!("{e}\n{}", context()));
+    let twice: Vec<_> = by_label(&per_instance, "instance")
+        .into_iter()
+        .filter(|(_, n)| *n != 1.0)
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "scraped by more than one member: {twice:?}"
+    );
+    let per_member = vm
+        .query(&format!("count by ({member_label}) (up == 1)"))
+        .unwrap();
+    let shares = by_label(&per_member, member_label);
+    assert_eq!(
+        shares.len(),
+        SHARDS as usize,
+        "every member scrapes a share: {shares:?}"
+    );
+    assert_eq!(shares.values().sum::<f64>(), processes as f64, "{shares:?}");
+    eprintln!("{member_label}: {processes} processes, shares {shares:?}");
+    vm.wait_for("gym_servers_active", wait, |s| {
+        s.len() == 1 && s[0].value == servers as f64
+    })
+    .unwrap_or_else(|e| {
+        panic!(
+            "exactly one fleet-size series of {servers}: {e}\n{}",
+            context()
+        )
+    });
+}
+
+/// The active targets' server names across `bodies` (each member's
+/// `/api/v1/targets`).
+fn active_names(bodies: &[String]) -> Vec<String> {
+    let mut names = Vec::new();
+    for body in bodies {
+        let doc: serde_json::Value =
+            serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
+        for t in doc["data"]["activeTargets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            names.push(
+                t["labels"]["nemo_gym_server_name"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            );
+        }
+    }
+    names.sort();
+    names
+}
+
+#[test]
+fn two_sharded_engines_scrape_every_discovered_process_exactly_once() {
+    for tool in [Tool::Prometheus, Tool::VictoriaMetrics, Tool::Vmagent] {
+        if require(tool).is_none() {
+            return;
+        }
+    }
+    let servers = size("GYM_SCALE_SERVERS", 15);
+    let agents = size("GYM_SCALE_AGENTS", 5);
+    assert!(servers >= 2, "GYM_SCALE_SERVERS must be 2 or more");
+    // The issue kills 20 of 150 servers; at least one.
+    let killed = (servers * 20 / 150).max(1);
+    let processes = 1 + servers + agents;
+    let wait = bound(processes);
+
+    let base = free_port_block(processes as u16);
+    let args: Vec<String> = [
+        "--servers",
+        &servers.to_string(),
+        "--agents",
+        &agents.to_string(),
+        "--seed",
+        "18",
+        // A low rate per process: the whole fleet shares two cores.
+        "--generate-ms",
+        "1000..3000",
+        "--verify-ms",
+        "20..80",
+        "--concurrency",
+        "1",
+        "--drain",
+        "2",
+        "--duration",
+        &(wait.as_secs() * 4).to_string(),
+        "--metrics-port",
+        &base.to_string(),
+        "--run-id",
+        "scale-e2e",
+    ]
+    .map(String::from)
+    .to_vec();
+    let started = Instant::now();
+    let mut fleet = Fleet::start(&args, &[]);
+    fleet
+        .wait_line(wait, |l| l.starts_with("processes:"))
+        .unwrap_or_else(|| panic!("the fleet did not start:\n{}", fleet.output()));
+    eprintln!("{processes} processes ready in {:?}", started.elapsed());
+    let sd_url = format!("http://127.0.0.1:{base}/sd");
+
+    let vm_vmagent = VictoriaMetrics::start().expect("victoria-metrics starts");
+    let vm_prometheus = VictoriaMetrics::start().expect("victoria-metrics starts");
+    let members: Vec<Vmagent> = (0..SHARDS)
+        .map(|number| {
+            Vmagent::start(
+                &sd_url,
+                &format!("{}/api/v1/write", vm_vmagent.url()),
+                INTERVAL,
+                Some(ClusterMember {
+                    members: SHARDS,
+                    number,
+                }),
+            )
+            .expect("vmagent starts")
+        })
+        .collect();
+    let shards: Vec<Prometheus> = (0..SHARDS)
+        .map(|shard| {
+            let remote = format!("{}/api/v1/write", vm_prometheus.url());
+            Prometheus::start_agent_with_config(&prometheus_shard_config(&sd_url, shard, &remote))
+                .expect("prometheus agent starts")
+        })
+        .collect();
+    let context = || {
+        let mut text = fleet.output();
+        for m in &members {
+            text.push_str(&format!("\n--- vmagent:\n{}", m.log_tail()));
+        }
+        for s in &shards {
+            text.push_str(&format!("\n--- prometheus agent:\n{}", s.log_tail()));
+        }
+        text
+    };
+
+    every_process_once(&vm_vmagent, MEMBER_LABEL, processes, servers, &context);
+    every_process_once(&vm_prometheus, SHARD_LABEL, processes, servers, &context);
+
+    // SIGKILL `killed` servers: the fleet size and the discovered targets follow.
+    let victims: Vec<String> = (0..killed).map(|i| format!("resources-{i}")).collect();
+    let pids: Vec<u32> = victims.iter().map(|v| fleet.pid_of(v)).collect();
+    let killed_at = Instant::now();
+    for pid in pids {
+        send_signal(pid, "KILL");
+    }
+    let live = servers - killed;
+    for (name, vm) in [
+        ("vmagent", &vm_vmagent),
+        ("prometheus agents", &vm_prometheus),
+    ] {
+        vm.wait_for("gym_servers_active", wait, |s| {
+            s.len() == 1 && s[0].value == live as f64
+        })
+        .unwrap_or_else(|e| panic!("{name}: {e}\n{}", context()));
+        eprintln!(
+            "{name}: fleet size {live} in VictoriaMetrics {:?} after the kill",
+            killed_at.elapsed()
+        );
+    }
+    let gone = |bodies: Vec<String>| {
+        let names = active_names(&bodies);
+        names.len() == processes - killed && !names.iter().any(|n| victims.contains(n))
+    };
+    let deadline = Instant::now() + wait;
+    loop {
+        let vmagent_bodies: Vec<String> = members
+            .iter()
+            .filter_map(|m| m.targets_json().ok())
+            .collect();
+        let shard_bodies: Vec<String> = shards
+            .iter()
+            .filter_map(|s| s.targets_json().ok())
+            .collect();
+        let counted = vmagent_bodies.len() == members.len() && shard_bodies.len() == shards.len();
+        if counted && gone(vmagent_bodies.clone()) && gone(shard_bodies.clone()) {
+            eprintln!(
+                "killed targets gone from every member and shard {:?} after the kill",
+                killed_at.elapsed()
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the killed targets are still discovered after {wait:?}: vmagent {:?} prometheus {:?}\n{}",
+            active_names(&vmagent_bodies),
+            active_names(&shard_bodies),
+            context()
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+
+    // Run a while longer, then stop in order: every agent's own total against
+    // what each engine stored for it.
+    std::thread::sleep(Duration::from_secs(10).saturating_sub(killed_at.elapsed()));
+    send_signal(fleet.pid(), "TERM");
+    let (status, output) = fleet.wait(wait);
+    assert!(status.success(), "{output}");
+    let own: f64 = (0..agents)
+        .map(|i| agent_completed(&output, &format!("agent-{i}")))
+        .sum();
+    assert!(own > 0.0, "the agents completed no rollouts:\n{output}");
+    // Per agent, a rollout takes at least 1 s (--generate-ms 1000..): the last
+    // scrape before the agent stopped misses at most one interval's worth
+    // (plus the one in flight).
+    let missable = agents as f64 * (INTERVAL.as_secs_f64() + 1.0);
+    let stored = "sum(max_over_time(gym_rollout_duration_ms_milliseconds_count{nemo_gym_server_type=\"agent\"}[10m]))";
+    for (name, vm) in [
+        ("vmagent", &vm_vmagent),
+        ("prometheus agents", &vm_prometheus),
+    ] {
+        let samples = vm.query(stored).unwrap();
+        let value = samples.first().map(|s| s.value).unwrap_or(0.0);
+        eprintln!("{name}: agents' rollouts stored {value}, agents' own count {own}");
+        assert!(
+            value <= own && value >= own - missable,
+            "{name}: stored {value} rollouts, the agents counted {own} (at most {missable} may be unscraped)"
+        );
+    }
+}
+
+/// The `completed` column of `agent`'s line in the fleet's final summary.
+fn agent_completed(output: &str, agent: &str) -> f64 {
+    let summary = output
+        .rsplit_once("\nsummary\n")
+        .map(|(_, s)| s)
+        .unwrap_or_else(|| panic!("no summary in:\n{output}"));
+    summary
+        .lines()
+        .find_map(|l| {
+            let mut words = l.split_whitespace();
+            (words.next() == Some(agent))
+                .then(|| words.nth(1).and_then(|w| w.parse().ok()))
+                .flatten()
+        })
+        .unwrap_or_else(|| panic!("no summary line for {agent}:\n{summary}"))
+}

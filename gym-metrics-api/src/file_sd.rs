@@ -1,0 +1,137 @@
+//! The fleet's targets as a `file_sd_configs` file, replaced atomically: a
+//! reader (Prometheus, vmagent) sees the old list or the new one, never half
+//! of one.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::http_sd::render_sd_json;
+use crate::FleetTarget;
+
+/// Writes `targets` to `path` as service-discovery JSON: into a temporary
+/// file beside it (`.<name>.<pid>.tmp`, which no `*.json` pattern matches),
+/// flushed to disk, then renamed over `path`.
+pub(crate) fn write_file_sd(targets: &[FleetTarget], path: &Path) -> Result<(), FileSdError> {
+    let error = |source| FileSdError {
+        path: path.to_path_buf(),
+        source,
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| error(std::io::Error::other("the path names no file")))?;
+    let mut temp_name = std::ffi::OsString::from(".");
+    temp_name.push(name);
+    temp_name.push(format!(".{}.tmp", std::process::id()));
+    let temp = path.with_file_name(temp_name);
+    let written = (|| {
+        let mut file = File::create(&temp)?;
+        file.write_all(render_sd_json(targets).as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written.map_err(error)
+}
+
+/// The `file_sd_configs` file could not be replaced; the previous one (if
+/// any) is left as it was.
+///
+/// ```
+/// use gym_metrics_api::FileSdError;
+/// let e = FileSdError { path: "/nope/fleet.json".into(), source: std::io::ErrorKind::NotFound.into() };
+/// assert!(e.to_string().contains("/nope/fleet.json"));
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("could not write the fleet's file_sd targets to {}: {source}; make sure its directory exists and this process may write there", path.display())]
+pub struct FileSdError {
+    /// The file that was to be replaced.
+    pub path: PathBuf,
+    /// Why it could not be.
+    #[source]
+    pub source: std::io::Error,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Role;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("gym-file-sd-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn target(port: u16) -> FleetTarget {
+        FleetTarget::of_process(
+            format!("127.0.0.1:{port}"),
+            &Role::server(format!("s-{port}"), "resources"),
+            None,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn replaces_the_whole_file_and_leaves_no_temporary() {
+        let dir = temp_dir("replace");
+        let path = dir.join("fleet.json");
+        write_file_sd(&[target(1), target(2)], &path).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            render_sd_json(&[target(1), target(2)])
+        );
+        // A shorter list must not leave the longer one's tail behind.
+        write_file_sd(&[target(3)], &path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text, render_sd_json(&[target(3)]));
+        write_file_sd(&[], &path).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "[]");
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["fleet.json"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_reader_holding_the_old_file_keeps_the_old_list() {
+        // Rename swaps the directory entry: an open reader still reads the
+        // complete old file, never a mix.
+        let dir = temp_dir("reader");
+        let path = dir.join("fleet.json");
+        write_file_sd(&[target(1), target(2)], &path).unwrap();
+        let mut old = File::open(&path).unwrap();
+        write_file_sd(&[target(3)], &path).unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut old, &mut text).unwrap();
+        assert_eq!(text, render_sd_json(&[target(1), target(2)]));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_error_naming_the_path_and_the_old_file_stays() {
+        let dir = temp_dir("missing");
+        let path = dir.join("no-such-dir").join("fleet.json");
+        let e = write_file_sd(&[target(1)], &path).unwrap_err();
+        assert_eq!(e.path, path);
+        assert!(e.to_string().contains("no-such-dir"), "{e}");
+
+        // The target is a directory: rename fails, the temporary is removed.
+        let blocked = dir.join("blocked.json");
+        std::fs::create_dir(&blocked).unwrap();
+        std::fs::write(blocked.join("keep"), "x").unwrap();
+        assert!(write_file_sd(&[target(1)], &blocked).is_err());
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["blocked.json"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

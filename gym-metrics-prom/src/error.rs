@@ -40,6 +40,11 @@ pub enum BuildError {
     /// would record nothing, so it refuses to start.
     #[error(transparent)]
     CompiledOff(#[from] gym_metrics_api::backend::CompiledOffError),
+    /// The web configuration file ([`crate::PrometheusBuilder::web_config_file`],
+    /// `GYM_METRICS_WEB_CONFIG_FILE`) or a file it names cannot be used.
+    #[cfg(feature = "web-config")]
+    #[error(transparent)]
+    WebConfig(#[from] crate::WebConfigError),
     /// The endpoint's runtime or thread could not be started.
     #[error("cannot start the metrics endpoint thread: {0}; the process may be out of threads or file descriptors")]
     Runtime(std::io::Error),

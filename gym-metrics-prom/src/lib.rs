@@ -100,6 +100,8 @@ mod resource;
 mod scope;
 mod sharded_histogram;
 mod text_format;
+#[cfg(feature = "web-config")]
+mod web_config;
 
 pub use builder::PrometheusBuilder;
 #[cfg(feature = "prometheus-collector")]
@@ -110,3 +112,5 @@ pub use guard::PrometheusGuard;
 pub use handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
 pub use recorder::PrometheusRecorder;
 pub use scope::{SCOPE_NAME, SCOPE_VERSION};
+#[cfg(feature = "web-config")]
+pub use web_config::WebConfigError;

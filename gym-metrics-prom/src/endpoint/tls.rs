@@ -193,3 +193,202 @@ fn read_certificates(
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    use rustls::pki_types::ServerName;
+    use tokio_rustls::TlsConnector;
+
+    struct Ca {
+        der: CertificateDer<'static>,
+        pem: String,
+        issuer: Issuer<'static, KeyPair>,
+    }
+
+    fn ca() -> Ca {
+        let mut params = CertificateParams::new(Vec::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let key = KeyPair::generate().unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        Ca {
+            der: cert.der().clone(),
+            pem: cert.pem(),
+            issuer: Issuer::new(params, key),
+        }
+    }
+
+    /// A leaf for `localhost`: its chain and key, as DER and as PEM.
+    fn leaf(
+        ca: &Ca,
+    ) -> (
+        CertificateDer<'static>,
+        PrivateKeyDer<'static>,
+        String,
+        String,
+    ) {
+        let params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &ca.issuer).unwrap();
+        let key_der = PrivateKeyDer::try_from(key.serialize_der()).unwrap();
+        (cert.der().clone(), key_der, cert.pem(), key.serialize_pem())
+    }
+
+    struct Files(PathBuf);
+
+    impl Drop for Files {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// Settings over freshly written files: a server certificate from
+    /// `server_ca`, and `client_ca` as the client CA when given.
+    fn settings(name: &str, server_ca: &Ca, client_ca: Option<&Ca>) -> (TlsSettings, Files) {
+        let dir = std::env::temp_dir().join(format!("gym-tls-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (_, _, cert, key) = leaf(server_ca);
+        std::fs::write(dir.join("s.crt"), cert).unwrap();
+        std::fs::write(dir.join("s.key"), key).unwrap();
+        let client_ca_file = client_ca.map(|ca| {
+            std::fs::write(dir.join("ca.crt"), &ca.pem).unwrap();
+            dir.join("ca.crt")
+        });
+        let settings = TlsSettings {
+            config_file: dir.join("web.yml"),
+            cert_file: dir.join("s.crt"),
+            key_file: dir.join("s.key"),
+            client_ca_file,
+            client_cert_optional: false,
+            tls12: true,
+            tls13: true,
+        };
+        (settings, Files(dir))
+    }
+
+    fn client(
+        trusted: &Ca,
+        identity: Option<(CertificateDer<'static>, PrivateKeyDer<'static>)>,
+        tls12_only: bool,
+    ) -> rustls::ClientConfig {
+        let mut roots = RootCertStore::empty();
+        roots.add(trusted.der.clone()).unwrap();
+        let versions: &[&'static rustls::SupportedProtocolVersion] = if tls12_only {
+            &[&rustls::version::TLS12]
+        } else {
+            &[&rustls::version::TLS13, &rustls::version::TLS12]
+        };
+        let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_protocol_versions(versions)
+        .unwrap()
+        .with_root_certificates(roots);
+        match identity {
+            Some((cert, key)) => builder.with_client_auth_cert(vec![cert], key).unwrap(),
+            None => builder.with_no_client_auth(),
+        }
+    }
+
+    /// Whether the server side of a handshake over an in-memory pipe succeeds.
+    fn server_accepts(server: &TlsSettings, client: rustls::ClientConfig) -> bool {
+        let server = TlsAcceptor::from(Arc::new(server_config(server).unwrap()));
+        let connector = TlsConnector::from(Arc::new(client));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let (a, b) = tokio::io::duplex(64 * 1024);
+            let name = ServerName::try_from("localhost").unwrap();
+            // The client's result is not the server's verdict: under TLS 1.3
+            // a client finishes before the server has checked it. It is held
+            // until both ends are done (the server writes session tickets).
+            let (accepted, _client) = tokio::join!(server.accept(a), connector.connect(name, b));
+            accepted.is_ok()
+        })
+    }
+
+    #[test]
+    fn a_required_client_certificate_must_come_from_the_client_ca() {
+        let (server_ca, client_ca, stranger) = (ca(), ca(), ca());
+        let (s, _files) = settings("require", &server_ca, Some(&client_ca));
+        let (good_cert, good_key, _, _) = leaf(&client_ca);
+        let (bad_cert, bad_key, _, _) = leaf(&stranger);
+        assert!(server_accepts(
+            &s,
+            client(
+                &server_ca,
+                Some((good_cert.clone(), good_key.clone_key())),
+                false
+            )
+        ));
+        assert!(
+            !server_accepts(&s, client(&server_ca, None, false)),
+            "no certificate"
+        );
+        assert!(
+            !server_accepts(&s, client(&server_ca, Some((bad_cert, bad_key)), false)),
+            "untrusted"
+        );
+        // The same over TLS 1.2.
+        assert!(server_accepts(
+            &s,
+            client(&server_ca, Some((good_cert, good_key)), true)
+        ));
+    }
+
+    #[test]
+    fn verify_if_given_lets_a_client_without_one_in_but_not_a_stranger() {
+        let (server_ca, client_ca, stranger) = (ca(), ca(), ca());
+        let (mut s, _files) = settings("if-given", &server_ca, Some(&client_ca));
+        s.client_cert_optional = true;
+        let (bad_cert, bad_key, _, _) = leaf(&stranger);
+        assert!(server_accepts(&s, client(&server_ca, None, false)));
+        assert!(!server_accepts(
+            &s,
+            client(&server_ca, Some((bad_cert, bad_key)), false)
+        ));
+    }
+
+    #[test]
+    fn min_version_tls13_refuses_a_tls12_client() {
+        let server_ca = ca();
+        let (mut s, _files) = settings("tls13", &server_ca, None);
+        assert!(server_accepts(&s, client(&server_ca, None, true)));
+        s.tls12 = false;
+        assert!(!server_accepts(&s, client(&server_ca, None, true)));
+        assert!(server_accepts(&s, client(&server_ca, None, false)));
+    }
+
+    #[test]
+    fn changed_files_are_read_again_and_a_broken_change_keeps_the_old_ones() {
+        let (ca1, ca2) = (ca(), ca());
+        let (s, files) = settings("reload", &ca1, None);
+        let shared = Shared::new(super::super::limits::Limits::for_descriptor_limit(64));
+        let mut reloading = ReloadingAcceptor::load(s.clone()).unwrap();
+        let handshake = |acceptor: TlsAcceptor, trusted: &Ca| {
+            let connector = TlsConnector::from(Arc::new(client(trusted, None, false)));
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let (a, b) = tokio::io::duplex(64 * 1024);
+                let name = ServerName::try_from("localhost").unwrap();
+                let (_, connected) = tokio::join!(acceptor.accept(a), connector.connect(name, b));
+                connected.is_ok()
+            })
+        };
+        assert!(handshake(reloading.acceptor(&shared), &ca1));
+        // Half a rotation (a new certificate, the old key): kept the old pair.
+        let (_, _, cert2, key2) = leaf(&ca2);
+        std::fs::write(files.0.join("s.crt"), &cert2).unwrap();
+        assert!(handshake(reloading.acceptor(&shared), &ca1));
+        // The rotation completed: the new pair from the next connection on.
+        std::fs::write(files.0.join("s.key"), &key2).unwrap();
+        assert!(handshake(reloading.acceptor(&shared), &ca2));
+        assert!(!handshake(reloading.acceptor(&shared), &ca1));
+    }
+}

@@ -114,9 +114,24 @@ pub(crate) struct TlsSettings {
     pub(crate) tls13: bool,
 }
 
-/// The checked contents of a web configuration file.
+/// The checked contents of a web configuration file: what the endpoint
+/// serves by, and what a scraper's configuration must match (a launcher
+/// writing a Prometheus scrape configuration reads it here, so the format is
+/// parsed in one place).
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("gym-web-summary-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let file = dir.join("web.yml");
+/// std::fs::write(&file, "basic_auth_users:\n  prom: $2b$04$Iy/3Dv6K6x1ZuUrg9ZbVPe4Ci6BH9BEF.HZn4r/ZcF1FEI0Ymv3Zm\n")?;
+/// let web = gym_metrics_prom::WebConfig::load(&file)?;
+/// assert_eq!(web.tls_cert_file(), None);
+/// assert_eq!(web.basic_auth_users().collect::<Vec<_>>(), ["prom"]);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct WebConfig {
+pub struct WebConfig {
     pub(crate) tls: Option<TlsSettings>,
     /// User name to bcrypt hash; empty: no basic auth.
     pub(crate) basic_auth_users: BTreeMap<String, String>,
@@ -144,13 +159,54 @@ struct TlsServerConfig {
 impl WebConfig {
     /// Reads and checks `file` (the files it names are read later, by the
     /// endpoint's TLS set-up, still at start-up).
-    pub(crate) fn load(file: &Path) -> Result<Self, WebConfigError> {
+    ///
+    /// # Errors
+    /// [`WebConfigError`] naming the file, and the key at fault if any.
+    ///
+    /// ```
+    /// let e = gym_metrics_prom::WebConfig::load(std::path::Path::new("/nonexistent/web.yml")).unwrap_err();
+    /// assert!(e.to_string().contains("/nonexistent/web.yml"));
+    /// ```
+    pub fn load(file: &Path) -> Result<Self, WebConfigError> {
         let text = std::fs::read_to_string(file).map_err(|source| WebConfigError::Unreadable {
             what: "the web configuration file".into(),
             file: file.to_path_buf(),
             source,
         })?;
         Self::parse(file, &text)
+    }
+
+    /// The server certificate file (resolved against the configuration's
+    /// directory) when the endpoint serves TLS.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("gym-web-cert-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// let file = dir.join("web.yml");
+    /// std::fs::write(&file, "tls_server_config:\n  cert_file: s.crt\n  key_file: s.key\n")?;
+    /// let web = gym_metrics_prom::WebConfig::load(&file)?;
+    /// assert_eq!(web.tls_cert_file(), Some(dir.join("s.crt").as_path()));
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn tls_cert_file(&self) -> Option<&Path> {
+        self.tls.as_ref().map(|t| t.cert_file.as_path())
+    }
+
+    /// The basic-auth user names, sorted (their hashes are not handed out).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("gym-web-users-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let file = dir.join("web.yml");
+    /// std::fs::write(&file, "# nothing\n")?;
+    /// let web = gym_metrics_prom::WebConfig::load(&file)?;
+    /// assert_eq!(web.basic_auth_users().count(), 0);
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn basic_auth_users(&self) -> impl Iterator<Item = &str> {
+        self.basic_auth_users.keys().map(String::as_str)
     }
 
     /// Checks `text`, the contents of `file`.

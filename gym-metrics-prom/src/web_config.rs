@@ -41,9 +41,11 @@ use crate::env_config::WEB_CONFIG_FILE_VAR;
 #[derive(Debug, thiserror::Error)]
 pub enum WebConfigError {
     /// A file (the configuration itself, or one it names) cannot be read.
-    #[error("cannot read {what} {file:?}: {source}; check the path (set by {WEB_CONFIG_FILE_VAR} or PrometheusBuilder::web_config_file) and its permissions")]
+    #[error("cannot read {what} {file:?}: {source}; check that it exists and that this process may read it")]
     Unreadable {
-        /// What the file is: `the web configuration file` or the key naming it.
+        /// What the file is: the web configuration file (named by
+        /// `GYM_METRICS_WEB_CONFIG_FILE` or the builder), or the key of
+        /// one naming it.
         what: String,
         /// The file.
         file: PathBuf,
@@ -169,7 +171,7 @@ impl WebConfig {
     /// ```
     pub fn load(file: &Path) -> Result<Self, WebConfigError> {
         let text = std::fs::read_to_string(file).map_err(|source| WebConfigError::Unreadable {
-            what: "the web configuration file".into(),
+            what: format!("the web configuration file ({WEB_CONFIG_FILE_VAR}, PrometheusBuilder::web_config_file)"),
             file: file.to_path_buf(),
             source,
         })?;

@@ -3,6 +3,8 @@
 //! second job with a wrong password sees the target down with a 401.
 //! (Global install: its own binary.)
 
+#![cfg(feature = "web-config")]
+
 mod common;
 
 use std::time::{Duration, Instant};

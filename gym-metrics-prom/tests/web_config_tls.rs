@@ -3,6 +3,8 @@
 //! (RELIABILITY.md, "/metrics over TLS with basic auth"). Certificates are
 //! made by the test (rcgen), on loopback only. (Global install: its own binary.)
 
+#![cfg(feature = "web-config")]
+
 mod common;
 
 use std::io::Read;
@@ -19,8 +21,8 @@ use gym_metrics_prom::{BuildError, PrometheusBuilder};
 const USER: &str = "prometheus";
 const PASSWORD: &str = "correct horse battery staple";
 /// Wrong-password requests in the flood, over [`FLOOD_THREADS`].
-const FLOOD_REQUESTS: usize = 200;
-const FLOOD_THREADS: usize = 8;
+const FLOOD_REQUESTS: usize = 320;
+const FLOOD_THREADS: usize = 16;
 /// The endpoint's idle timeout (10 s) plus slack for a loaded machine.
 const IDLE_TIMEOUT_AND_SLACK: Duration = Duration::from_secs(10 + 8);
 
@@ -143,7 +145,7 @@ fn tls_and_basic_auth_hold_against_wrong_and_hostile_clients() {
     let stranger = client_config(&TestCa::new("another CA").cert);
     assert!(https_get(addr, &stranger, "/metrics", &[("Authorization", &right)]).is_err());
     assert_eq!(scrape().unwrap().0, 200);
-    assert!(guard.endpoint_stats().tls_handshake_failures >= before + 1);
+    assert!(guard.endpoint_stats().tls_handshake_failures > before);
 
     // A client that opens a connection and never starts the handshake is
     // closed by the idle timeout: it holds no slot for ever.

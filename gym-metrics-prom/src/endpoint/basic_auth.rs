@@ -14,7 +14,8 @@
 //!   [`MOST_CACHED_GRANTS`] grants.
 //! - One bcrypt runs at a time, off the endpoint's thread (tokio's blocking
 //!   pool), so at most one core goes to checking passwords; at most
-//!   [`MOST_WAITING`] requests wait for it, and any beyond are answered 429
+//!   [`MOST_WAITING`] requests wait for it or are being checked, and any
+//!   beyond are answered 429
 //!   at once. A flood of fresh wrong passwords therefore costs one core and
 //!   delays nothing already cached, such as Prometheus' own credentials.
 
@@ -37,7 +38,8 @@ use crate::web_config::WebConfigError;
 /// The realm the 401 names.
 const CHALLENGE: &str = "Basic realm=\"gym-metrics\", charset=\"UTF-8\"";
 
-/// Requests that may wait for the one bcrypt slot; more are answered 429.
+/// Requests that may wait for the one bcrypt slot (the one being checked
+/// included); more are answered 429.
 pub(crate) const MOST_WAITING: usize = 8;
 
 /// Denied credentials remembered (then all forgotten at once).

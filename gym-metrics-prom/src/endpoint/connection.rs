@@ -39,7 +39,7 @@ pub(crate) async fn serve(
     state: Arc<ConnectionState>,
     shared: Arc<Shared>,
     handle: PrometheusHandle,
-    mut drain: watch::Receiver<bool>,
+    #[cfg_attr(not(feature = "web-config"), allow(unused_mut))] mut drain: watch::Receiver<bool>,
 ) {
     let _registered = Registered {
         shared: Arc::clone(&shared),

@@ -34,7 +34,6 @@ impl TlsSource {
 /// The endpoint's TLS and basic auth, each optional.
 #[derive(Debug, Default)]
 pub(crate) struct Protection {
-    #[cfg(feature = "web-config")]
     pub(crate) tls: Option<TlsSource>,
     #[cfg(feature = "web-config")]
     pub(crate) basic_auth: Option<BasicAuth>,
@@ -60,11 +59,11 @@ impl Protection {
 
     /// The URL scheme the endpoint serves.
     pub(crate) fn scheme(&self) -> &'static str {
-        #[cfg(feature = "web-config")]
         if self.tls.is_some() {
-            return "https";
+            "https"
+        } else {
+            "http"
         }
-        "http"
     }
 
     /// Whether a client must authenticate (by password or certificate).

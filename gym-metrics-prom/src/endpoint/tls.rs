@@ -101,7 +101,7 @@ pub(crate) fn server_config(settings: &TlsSettings) -> Result<ServerConfig, WebC
     let cert_file = &settings.cert_file;
     let key_file = &settings.key_file;
     let certs = read_certificates("cert_file", cert_file, settings)?;
-    let key_pem = read("key_file", key_file)?;
+    let key_pem = read("key_file", key_file, settings)?;
     let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| {
         invalid(
             "key_file",
@@ -164,9 +164,12 @@ pub(crate) fn server_config(settings: &TlsSettings) -> Result<ServerConfig, WebC
     Ok(config)
 }
 
-fn read(key: &str, file: &Path) -> Result<Vec<u8>, WebConfigError> {
+fn read(key: &str, file: &Path, settings: &TlsSettings) -> Result<Vec<u8>, WebConfigError> {
     std::fs::read(file).map_err(|source| WebConfigError::Unreadable {
-        what: format!("tls_server_config.{key}"),
+        what: format!(
+            "tls_server_config.{key} of {}",
+            settings.config_file.display()
+        ),
         file: PathBuf::from(file),
         source,
     })
@@ -177,7 +180,7 @@ fn read_certificates(
     file: &Path,
     settings: &TlsSettings,
 ) -> Result<Vec<CertificateDer<'static>>, WebConfigError> {
-    let pem = read(key, file)?;
+    let pem = read(key, file, settings)?;
     let certs: Result<Vec<_>, _> = CertificateDer::pem_slice_iter(&pem).collect();
     match certs {
         Ok(certs) if !certs.is_empty() => Ok(certs),

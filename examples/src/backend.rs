@@ -9,8 +9,12 @@
 //! backend's start-up written out.
 
 use std::error::Error;
+use std::ffi::OsString;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::time::Duration;
+
+use crate::fleet::scrape_config::ScrapeSecurity;
 
 use gym_metrics_api::{FleetSize, Role};
 
@@ -75,36 +79,100 @@ pub const NAME: &str = imp::NAME;
 pub const SERVES_METRICS: bool = imp::SERVES_METRICS;
 
 /// Installs this build's backend for `role`; on `prom` it serves `/metrics`
-/// on `metrics_addr` (port 0 picks a free one) and, when
+/// on `metrics_addr` (port 0 picks a free one), by the web configuration
+/// `web_config` (TLS, basic auth) when given, and, when
 /// `final_scrape_wait` is not zero, keeps serving at shutdown until one more
 /// scrape has read the last values (at most that long). Other backends
-/// ignore both (they flush at shutdown).
+/// ignore the address and wait (they flush at shutdown) and refuse a web
+/// configuration.
 ///
 /// # Errors
-/// The backend's configuration (environment) is invalid, the address is taken,
-/// or a backend is already installed in this process.
+/// The backend's configuration (environment, web configuration) is invalid,
+/// the address is taken, or a backend is already installed in this process.
 pub fn install(
     role: Role,
     metrics_addr: SocketAddr,
     final_scrape_wait: Duration,
+    web_config: Option<&Path>,
 ) -> Result<BackendGuard, Box<dyn Error>> {
-    let inner = imp::builder(metrics_addr, final_scrape_wait)?
+    let inner = imp::builder(metrics_addr, final_scrape_wait, web_config)?
         .role(role)
         .install()?;
     Ok(BackendGuard { inner })
 }
 
+/// What a launched child's environment needs so that its `/metrics` serves
+/// by `web_config` too (prom: `GYM_METRICS_WEB_CONFIG_FILE`).
+pub fn child_env(web_config: Option<&Path>) -> Vec<(&'static str, OsString)> {
+    imp::child_env(web_config)
+}
+
+/// How Prometheus must scrape processes served by `web_config`: https
+/// trusting `ca_file` (default: the configuration's own certificate, as if
+/// self-signed) when it has TLS; basic auth as its first user with the
+/// password in `password_file` when it has users.
+///
+/// # Errors
+/// The web configuration cannot be read, it has users and no
+/// `password_file` was given, or this backend serves no `/metrics`.
+pub fn scrape_security(
+    web_config: &Path,
+    ca_file: Option<&Path>,
+    password_file: Option<&Path>,
+) -> Result<ScrapeSecurity, Box<dyn Error>> {
+    imp::scrape_security(web_config, ca_file, password_file)
+}
+
+/// `https` when `web_config` serves TLS, else `http`.
+pub fn scheme(web_config: Option<&Path>) -> &'static str {
+    imp::scheme(web_config)
+}
+
+/// The error every backend but prom gives a web configuration.
+#[cfg_attr(all(feature = "prom", not(feature = "noop")), allow(dead_code))]
+fn no_web_config(web_config: &Path) -> Box<dyn Error> {
+    format!(
+        "--web-config {}: this gym-fleet is built with the {} backend, which serves no /metrics (build with the default `prom` feature)",
+        web_config.display(),
+        imp::NAME
+    )
+    .into()
+}
+
 #[cfg(feature = "noop")]
 mod imp {
     use super::*;
-    use gym_metrics_noop::{ConfigError, NoopBuilder};
+    use gym_metrics_noop::NoopBuilder;
 
     pub const NAME: &str = "noop";
     pub const SERVES_METRICS: bool = false;
     pub type Guard = gym_metrics_noop::NoopGuard;
 
-    pub fn builder(_: SocketAddr, _: Duration) -> Result<NoopBuilder, ConfigError> {
-        NoopBuilder::from_env()
+    pub fn builder(
+        _: SocketAddr,
+        _: Duration,
+        web_config: Option<&Path>,
+    ) -> Result<NoopBuilder, Box<dyn Error>> {
+        if let Some(file) = web_config {
+            return Err(no_web_config(file));
+        }
+        Ok(NoopBuilder::from_env()?)
+    }
+
+    pub fn child_env(_: Option<&Path>) -> Vec<(&'static str, OsString)> {
+        Vec::new()
+    }
+
+    pub fn scheme(_: Option<&Path>) -> &'static str {
+        "http"
+    }
+
+    pub fn scrape_security(
+        web_config: &Path,
+        _: Option<&Path>,
+        _: Option<&Path>,
+    ) -> Result<ScrapeSecurity, Box<dyn Error>> {
+        Err(no_web_config(web_config))
     }
 
     pub fn shutdown(guard: Guard) -> Result<(), Box<dyn Error>> {
@@ -132,12 +200,60 @@ mod imp {
     pub fn builder(
         metrics_addr: SocketAddr,
         final_scrape_wait: Duration,
+        web_config: Option<&Path>,
     ) -> Result<PrometheusBuilder, ConfigError> {
-        let builder = PrometheusBuilder::from_env()?.with_http_listener(metrics_addr);
+        let mut builder = PrometheusBuilder::from_env()?.with_http_listener(metrics_addr);
+        if let Some(file) = web_config {
+            builder = builder.web_config_file(file);
+        }
         Ok(if final_scrape_wait.is_zero() {
             builder
         } else {
             builder.final_scrape_wait(final_scrape_wait)
+        })
+    }
+
+    pub fn child_env(web_config: Option<&Path>) -> Vec<(&'static str, OsString)> {
+        web_config
+            .map(|file| (gym_metrics_prom::WEB_CONFIG_FILE_VAR, file.into()))
+            .into_iter()
+            .collect()
+    }
+
+    pub fn scheme(web_config: Option<&Path>) -> &'static str {
+        let tls = web_config
+            .and_then(|file| gym_metrics_prom::WebConfig::load(file).ok())
+            .is_some_and(|web| web.tls_cert_file().is_some());
+        if tls {
+            "https"
+        } else {
+            "http"
+        }
+    }
+
+    pub fn scrape_security(
+        web_config: &Path,
+        ca_file: Option<&Path>,
+        password_file: Option<&Path>,
+    ) -> Result<ScrapeSecurity, Box<dyn Error>> {
+        let web = gym_metrics_prom::WebConfig::load(web_config)?;
+        let tls_ca_file = web
+            .tls_cert_file()
+            .map(|cert| ca_file.unwrap_or(cert).to_path_buf());
+        let basic_auth = match (web.basic_auth_users().next(), password_file) {
+            (None, _) => None,
+            (Some(user), Some(file)) => Some((user.to_string(), file.to_path_buf())),
+            (Some(user), None) => {
+                return Err(format!(
+                    "--prometheus-config with --web-config {}: its basic_auth_users hold only hashes, so name the file holding {user}'s password with --scrape-password-file",
+                    web_config.display()
+                )
+                .into())
+            }
+        };
+        Ok(ScrapeSecurity {
+            tls_ca_file,
+            basic_auth,
         })
     }
 
@@ -165,14 +281,37 @@ mod imp {
 #[cfg(all(feature = "otel", not(any(feature = "prom", feature = "noop"))))]
 mod imp {
     use super::*;
-    use gym_metrics_otel::{ConfigError, OtelBuilder};
+    use gym_metrics_otel::OtelBuilder;
 
     pub const NAME: &str = "otel";
     pub const SERVES_METRICS: bool = false;
     pub type Guard = gym_metrics_otel::OtelGuard;
 
-    pub fn builder(_: SocketAddr, _: Duration) -> Result<OtelBuilder, ConfigError> {
-        OtelBuilder::from_env()
+    pub fn builder(
+        _: SocketAddr,
+        _: Duration,
+        web_config: Option<&Path>,
+    ) -> Result<OtelBuilder, Box<dyn Error>> {
+        if let Some(file) = web_config {
+            return Err(no_web_config(file));
+        }
+        Ok(OtelBuilder::from_env()?)
+    }
+
+    pub fn child_env(_: Option<&Path>) -> Vec<(&'static str, OsString)> {
+        Vec::new()
+    }
+
+    pub fn scheme(_: Option<&Path>) -> &'static str {
+        "http"
+    }
+
+    pub fn scrape_security(
+        web_config: &Path,
+        _: Option<&Path>,
+        _: Option<&Path>,
+    ) -> Result<ScrapeSecurity, Box<dyn Error>> {
+        Err(no_web_config(web_config))
     }
 
     pub fn shutdown(guard: Guard) -> Result<(), Box<dyn Error>> {

@@ -176,6 +176,7 @@ fn a_refused_fleet_size_write_is_a_warning_on_stderr() {
             gym_metrics_api::Role::server("resources-0", "resources"),
             any_port,
             std::time::Duration::ZERO,
+            None,
         )
         .expect("the backend installs");
         assert!(gym_metrics_api::record_active_servers(3).is_err());

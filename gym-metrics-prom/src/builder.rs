@@ -9,7 +9,7 @@ use std::time::Duration;
 use gym_metrics_api::backend::{Boundaries, BoundariesError};
 use gym_metrics_api::{Installation, Role};
 
-use crate::endpoint::Endpoint;
+use crate::endpoint::{Endpoint, Protection};
 use crate::env_config::EnvConfig;
 use crate::error::{BuildError, ConfigError};
 use crate::exposition::Exposition;
@@ -44,6 +44,7 @@ pub struct PrometheusBuilder {
     final_scrape_wait: Option<Duration>,
     #[cfg(feature = "metrics-facade")]
     metrics_facade: Option<gym_metrics_api::metrics_facade::MetricsFacade>,
+    web_config_file: Option<std::path::PathBuf>,
 }
 
 impl Default for PrometheusBuilder {
@@ -72,12 +73,14 @@ impl PrometheusBuilder {
             final_scrape_wait: None,
             #[cfg(feature = "metrics-facade")]
             metrics_facade: None,
+            web_config_file: None,
         }
     }
 
     /// [`PrometheusBuilder::new`], then `OTEL_EXPORTER_PROMETHEUS_HOST`,
-    /// `OTEL_EXPORTER_PROMETHEUS_PORT`, `OTEL_SERVICE_NAME` and
-    /// `OTEL_RESOURCE_ATTRIBUTES` where set (an empty variable counts as unset).
+    /// `OTEL_EXPORTER_PROMETHEUS_PORT`, `OTEL_SERVICE_NAME`,
+    /// `OTEL_RESOURCE_ATTRIBUTES` and `GYM_METRICS_WEB_CONFIG_FILE` where set
+    /// (an empty variable counts as unset).
     ///
     /// # Errors
     /// A [`ConfigError`] naming the variable and its value when one cannot be
@@ -105,6 +108,9 @@ impl PrometheusBuilder {
         }
         self.service_base = env.service_name;
         self.resource_attributes.extend(env.resource_attributes);
+        if env.web_config_file.is_some() {
+            self.web_config_file = env.web_config_file;
+        }
         self
     }
 
@@ -238,6 +244,38 @@ impl PrometheusBuilder {
         self
     }
 
+    /// Serve `/metrics` as the web configuration file at `path` says (the
+    /// format of Prometheus' exporter-toolkit, as node_exporter's
+    /// `--web.config.file`): over TLS with `tls_server_config` (`cert_file`,
+    /// `key_file`, `client_ca_file`, `client_auth_type`, `min_version`,
+    /// `max_version`), and only to the `basic_auth_users` (name: bcrypt
+    /// hash). `GYM_METRICS_WEB_CONFIG_FILE` sets it in [`PrometheusBuilder::from_env`].
+    /// The file is read by [`PrometheusBuilder::install`]; the certificate
+    /// files again whenever they change (checked at each new connection), so
+    /// a rotated certificate needs no restart.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("gym-web-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// let file = dir.join("web.yml");
+    /// std::fs::write(&file, "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n")?;
+    /// let e = gym_metrics_prom::PrometheusBuilder::new()
+    ///     .with_http_listener(([127, 0, 0, 1], 0))
+    ///     .web_config_file(&file)
+    ///     .install()
+    ///     .unwrap_err();
+    /// // No server.crt beside it: a start-up error naming the key and file.
+    /// assert!(e.to_string().contains("tls_server_config.cert_file"), "{e}");
+    /// assert!(e.to_string().contains("server.crt"), "{e}");
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "web-config")]
+    pub fn web_config_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.web_config_file = Some(path.into());
+        self
+    }
+
     /// A recorder and its handle: nothing installed, nothing listening. Serve
     /// [`PrometheusHandle::render`] from your own server.
     ///
@@ -305,7 +343,9 @@ impl PrometheusBuilder {
     /// # Errors
     /// [`BuildError::Bind`] naming the address if it cannot be bound,
     /// [`BuildError::Resolve`] if the host does not resolve,
-    /// [`BuildError::AlreadyInstalled`] if a recorder is already installed.
+    /// [`BuildError::AlreadyInstalled`] if a recorder is already installed,
+    /// `BuildError::WebConfig` naming the file and key when the web
+    /// configuration, or a file it names, cannot be used.
     ///
     /// ```no_run
     /// let guard = gym_metrics_prom::PrometheusBuilder::new()
@@ -319,16 +359,30 @@ impl PrometheusBuilder {
     pub fn install(self) -> Result<PrometheusGuard, BuildError> {
         // Before binding: a dead recorder must not even open a port.
         gym_metrics_api::backend::check_recording_compiled_in()?;
+        // Before binding too: a web configuration that cannot be used must
+        // not leave a plain endpoint open.
+        let protection = self.protection()?;
         let listener = self.listen.bind()?;
         let final_scrape_wait = self.final_scrape_wait;
         let (recorder, handle) = self.build()?;
         // Start listening before installing: a failure leaves nothing installed.
-        let endpoint = Endpoint::start(listener, handle.clone(), final_scrape_wait)?;
+        let endpoint = Endpoint::start(listener, handle.clone(), final_scrape_wait, protection)?;
         let installation =
             gym_metrics_api::install(recorder).map_err(|_| BuildError::AlreadyInstalled)?;
         #[cfg(feature = "metrics-facade")]
         crate::metrics_bridge::install_global(&handle)?;
         Ok(PrometheusGuard::new(endpoint, handle, installation))
+    }
+}
+
+impl PrometheusBuilder {
+    /// The web configuration, loaded (its certificates read) now.
+    fn protection(&self) -> Result<Protection, BuildError> {
+        #[cfg(feature = "web-config")]
+        if let Some(file) = &self.web_config_file {
+            return Ok(Protection::load(file)?);
+        }
+        Ok(Protection::default())
     }
 }
 

@@ -11,12 +11,17 @@ pub(crate) const SERVICE_NAME_VAR: &str = "OTEL_SERVICE_NAME";
 /// `OTEL_RESOURCE_ATTRIBUTES`: `key=value,...`, values percent-encoded.
 pub(crate) const RESOURCE_ATTRIBUTES_VAR: &str = "OTEL_RESOURCE_ATTRIBUTES";
 
+/// `GYM_METRICS_WEB_CONFIG_FILE`: the endpoint's web configuration file
+/// (exporter-toolkit format: TLS and basic auth).
+pub(crate) const WEB_CONFIG_FILE_VAR: &str = "GYM_METRICS_WEB_CONFIG_FILE";
+
 /// Every variable [`crate::PrometheusBuilder::from_env`] reads.
-pub(crate) const VARIABLES: [&str; 4] = [
+pub(crate) const VARIABLES: [&str; 5] = [
     HOST_VAR,
     PORT_VAR,
     SERVICE_NAME_VAR,
     RESOURCE_ATTRIBUTES_VAR,
+    WEB_CONFIG_FILE_VAR,
 ];
 
 /// What the environment says; `None` where a variable is unset or empty.
@@ -26,6 +31,7 @@ pub(crate) struct EnvConfig {
     pub(crate) port: Option<u16>,
     pub(crate) service_name: Option<String>,
     pub(crate) resource_attributes: Vec<(String, String)>,
+    pub(crate) web_config_file: Option<std::path::PathBuf>,
 }
 
 impl EnvConfig {
@@ -56,7 +62,16 @@ impl EnvConfig {
                     )
                 })?,
         };
+        let web_config_file = get(WEB_CONFIG_FILE_VAR).map(std::path::PathBuf::from);
+        if web_config_file.is_some() && !cfg!(feature = "web-config") {
+            return Err(ConfigError::invalid(
+                WEB_CONFIG_FILE_VAR,
+                get(WEB_CONFIG_FILE_VAR).unwrap_or_default(),
+                "unset: this program's gym-metrics-prom was built without its `web-config` feature, so it cannot serve TLS or basic auth (build it with the feature, which is on by default)",
+            ));
+        }
         Ok(Self {
+            web_config_file,
             host: get(HOST_VAR).map(|h| h.trim().to_string()),
             port,
             service_name: get(SERVICE_NAME_VAR).map(|s| s.trim().to_string()),
@@ -94,8 +109,13 @@ mod tests {
             (PORT_VAR, "9100"),
             (SERVICE_NAME_VAR, "lab"),
             (RESOURCE_ATTRIBUTES_VAR, "team=rl, note=a%2Cb%20c ,"),
+            (WEB_CONFIG_FILE_VAR, "/etc/gym/web.yml"),
         ])
         .unwrap();
+        assert_eq!(
+            c.web_config_file.as_deref(),
+            Some(std::path::Path::new("/etc/gym/web.yml"))
+        );
         assert_eq!(c.host.as_deref(), Some("0.0.0.0"));
         assert_eq!(c.port, Some(9100));
         assert_eq!(c.service_name.as_deref(), Some("lab"));

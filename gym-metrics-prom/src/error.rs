@@ -45,6 +45,11 @@ pub enum BuildError {
     #[cfg(feature = "metrics-facade")]
     #[error("another `metrics` recorder is already installed in this process: drop with_metrics_facade() or the other recorder (e.g. metrics-exporter-prometheus); install one, once, at start-up")]
     MetricsRecorderTaken,
+    /// The web configuration file ([`crate::PrometheusBuilder::web_config_file`],
+    /// `GYM_METRICS_WEB_CONFIG_FILE`) or a file it names cannot be used.
+    #[cfg(feature = "web-config")]
+    #[error(transparent)]
+    WebConfig(#[from] crate::WebConfigError),
     /// The endpoint's runtime or thread could not be started.
     #[error("cannot start the metrics endpoint thread: {0}; the process may be out of threads or file descriptors")]
     Runtime(std::io::Error),

@@ -104,6 +104,8 @@ mod resource;
 mod scope;
 mod sharded_histogram;
 mod text_format;
+#[cfg(feature = "web-config")]
+mod web_config;
 
 pub use builder::PrometheusBuilder;
 #[cfg(feature = "prometheus-collector")]
@@ -116,3 +118,14 @@ pub use handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
 pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};
 pub use recorder::PrometheusRecorder;
 pub use scope::{SCOPE_NAME, SCOPE_VERSION};
+#[cfg(feature = "web-config")]
+pub use web_config::{WebConfig, WebConfigError};
+
+/// The environment variable naming the web configuration file
+/// ([`PrometheusBuilder::from_env`] reads it): for a launcher that hands it
+/// to the processes it starts.
+///
+/// ```
+/// assert_eq!(gym_metrics_prom::WEB_CONFIG_FILE_VAR, "GYM_METRICS_WEB_CONFIG_FILE");
+/// ```
+pub const WEB_CONFIG_FILE_VAR: &str = env_config::WEB_CONFIG_FILE_VAR;

@@ -43,6 +43,9 @@ pub async fn run(cfg: AgentConfig) -> Result<(), Box<dyn Error>> {
         Role::server(cfg.name.clone(), "agent"),
         loopback(cfg.metrics_port),
         cfg.simulation.linger,
+        // The orchestrator hands the web configuration down through the
+        // environment (GYM_METRICS_WEB_CONFIG_FILE), which from_env reads.
+        None,
     )?;
     if cfg.targets.is_empty() {
         return Err("an agent needs at least one --targets address".into());

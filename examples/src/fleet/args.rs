@@ -128,6 +128,17 @@ pub struct FleetConfig {
     /// The run id every discovered target is labelled with (`nemo_run_id`);
     /// `None`: a fresh one per run.
     pub run_id: Option<String>,
+    /// The web configuration file (TLS, basic auth) every process's
+    /// `/metrics` serves by: the orchestrator's own, and every child's
+    /// through `GYM_METRICS_WEB_CONFIG_FILE`.
+    pub web_config: Option<PathBuf>,
+    /// For the written scrape configuration: the CA that signed the web
+    /// configuration's certificate (default: that certificate, as for a
+    /// self-signed one).
+    pub scrape_ca_file: Option<PathBuf>,
+    /// For the written scrape configuration: the file holding the password
+    /// of the web configuration's (first) basic-auth user.
+    pub scrape_password_file: Option<PathBuf>,
     /// Shared knobs, forwarded to every child.
     pub simulation: Simulation,
 }
@@ -190,6 +201,14 @@ options:
                            targets, for file_sd_configs
   --run-id ID              the run id the discovered targets carry (label nemo_run_id)
                                         [default: a fresh UUID per run]
+  --prometheus-config FILE write a Prometheus scrape configuration for the fleet
+  --web-config FILE        serve every /metrics by this exporter-toolkit web configuration
+                           (TLS, basic auth; prom): passed to every process it launches
+  --scrape-ca-file FILE    the written scrape configuration trusts this CA
+                           [default: the web configuration's cert_file, as if self-signed]
+  --scrape-password-file FILE
+                           the written scrape configuration's basic_auth password_file
+                           (needed when the web configuration has basic_auth_users)
   -h, --help               this text";
 
 /// Parses the arguments after the program name.
@@ -258,6 +277,18 @@ impl FleetConfig {
                 "--metrics-port {metrics_port} leaves no room for {children} more ports after it"
             ));
         }
+        // Absolute: the children read it wherever they run.
+        let web_config = flags
+            .take::<PathBuf>("web-config")?
+            .map(|p| {
+                std::path::absolute(&p).map_err(|e| format!("--web-config {}: {e}", p.display()))
+            })
+            .transpose()?;
+        let scrape_ca_file: Option<PathBuf> = flags.take("scrape-ca-file")?;
+        let scrape_password_file: Option<PathBuf> = flags.take("scrape-password-file")?;
+        if web_config.is_none() && (scrape_ca_file.is_some() || scrape_password_file.is_some()) {
+            return Err("--scrape-ca-file and --scrape-password-file describe how to scrape a fleet served by --web-config: give --web-config too".into());
+        }
         Ok(Self {
             servers,
             agents,
@@ -278,6 +309,9 @@ impl FleetConfig {
                     }
                 })
                 .transpose()?,
+            web_config,
+            scrape_ca_file,
+            scrape_password_file,
             simulation,
         })
     }
@@ -564,6 +598,34 @@ mod tests {
             USAGE.contains(&format!("one past {secs} s is answered 503")),
             "{USAGE}"
         );
+    }
+
+    #[test]
+    fn web_config_is_made_absolute_and_the_scrape_flags_need_it() {
+        let Command::Orchestrate(c) = parse(&args(
+            "--web-config web.yml --scrape-ca-file ca.crt --scrape-password-file pw",
+        ))
+        .unwrap() else {
+            panic!("not an orchestrator")
+        };
+        let web = c.web_config.unwrap();
+        assert!(
+            web.is_absolute() && web.ends_with("web.yml"),
+            "{}",
+            web.display()
+        );
+        assert_eq!(
+            c.scrape_ca_file.as_deref(),
+            Some(std::path::Path::new("ca.crt"))
+        );
+        assert_eq!(
+            c.scrape_password_file.as_deref(),
+            Some(std::path::Path::new("pw"))
+        );
+        for lone in ["--scrape-ca-file ca.crt", "--scrape-password-file pw"] {
+            let e = parse(&args(lone)).unwrap_err();
+            assert!(e.contains("--web-config"), "{e}");
+        }
     }
 
     #[test]

@@ -31,7 +31,8 @@ pub struct Launched {
     pub kill: oneshot::Sender<()>,
 }
 
-/// Starts this binary with `args` as the child at `position`. It runs in its
+/// Starts this binary with `args`, and `env` added to its environment, as
+/// the child at `position`. It runs in its
 /// own process group, so a Ctrl-C in the terminal reaches the orchestrator only,
 /// which then stops the fleet in order.
 ///
@@ -40,10 +41,12 @@ pub struct Launched {
 pub fn launch(
     position: usize,
     args: &[String],
+    env: &[(&str, std::ffi::OsString)],
     to_orchestrator: mpsc::UnboundedSender<Message>,
 ) -> std::io::Result<Launched> {
     let mut child = Command::new(std::env::current_exe()?)
         .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -67,6 +67,7 @@ pub async fn run(cfg: FleetConfig) -> Result<(), Box<dyn Error>> {
         Role::orchestrator(),
         loopback(cfg.metrics_port),
         Duration::ZERO,
+        cfg.web_config.as_deref(),
     )?;
     let (tx, rx) = mpsc::unbounded_channel();
     let header = format!(
@@ -279,7 +280,8 @@ impl Orchestrator {
             args.extend(["--targets".into(), targets.join(",")]);
         }
         args.extend(self.cfg.simulation.to_args());
-        let launched = launch(position, &args, self.tx.clone())
+        let env = backend::child_env(self.cfg.web_config.as_deref());
+        let launched = launch(position, &args, &env, self.tx.clone())
             .map_err(|e| format!("could not launch {name}: {e}"))?;
         let mut member = Member::new(name, kind, launched.pid);
         member.stdin = launched.stdin;
@@ -317,13 +319,16 @@ impl Orchestrator {
             (0..self.cfg.servers + self.cfg.agents)
                 .map(|p| loopback(self.cfg.child_metrics_port(p)).to_string()),
         );
+        let scheme = backend::scheme(self.cfg.web_config.as_deref());
         let urls: Vec<String> = targets
             .iter()
-            .map(|t| format!("  http://{t}/metrics"))
+            .map(|t| format!("  {scheme}://{t}/metrics"))
             .collect();
         self.view
             .message(&format!("scrape targets:\n{}", urls.join("\n")));
-        let sd_url = own.map(|a| format!("http://{a}/sd")).unwrap_or_default();
+        let sd_url = own
+            .map(|a| format!("{scheme}://{a}/sd"))
+            .unwrap_or_default();
         self.view.message(&format!(
             "service discovery (http_sd_configs): {sd_url} lists every live process, labelled nemo_run_id=\"{}\"",
             self.discovery.run_id()
@@ -335,7 +340,15 @@ impl Orchestrator {
             ));
         }
         if let Some(path) = &self.cfg.prometheus_config {
-            scrape_config::write(path, &sd_url)
+            let security = match &self.cfg.web_config {
+                Some(web) => backend::scrape_security(
+                    web,
+                    self.cfg.scrape_ca_file.as_deref(),
+                    self.cfg.scrape_password_file.as_deref(),
+                )?,
+                None => scrape_config::ScrapeSecurity::default(),
+            };
+            scrape_config::write(path, &sd_url, &security)
                 .map_err(|e| format!("could not write {}: {e}", path.display()))?;
             self.view.message(&format!(
                 "wrote a Prometheus scrape configuration: prometheus --config.file={}",

@@ -103,6 +103,9 @@ pub async fn run(cfg: ServerConfig) -> Result<(), Box<dyn Error>> {
         Role::server(cfg.name.clone(), "resources"),
         loopback(cfg.metrics_port),
         cfg.simulation.linger,
+        // The orchestrator hands the web configuration down through the
+        // environment (GYM_METRICS_WEB_CONFIG_FILE), which from_env reads.
+        None,
     )?;
     let mut listener = GuardedListener::new(
         TcpListener::bind(loopback(0)).await?,

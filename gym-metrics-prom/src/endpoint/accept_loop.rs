@@ -9,6 +9,7 @@ use tokio::sync::{oneshot, watch};
 
 use super::connection;
 use super::final_scrape::FinalScrape;
+use super::protection::TlsSource;
 use super::registry::Admission;
 use super::shared::Shared;
 use super::stats::Event;
@@ -39,6 +40,7 @@ pub(crate) enum Stop {
 /// closed and the connections drained before this returns.
 pub(crate) async fn serve(
     listener: TcpListener,
+    mut tls: Option<TlsSource>,
     handle: PrometheusHandle,
     shared: Arc<Shared>,
     mut stop: oneshot::Receiver<Stop>,
@@ -66,7 +68,7 @@ pub(crate) async fn serve(
                 break FinalScrape::TimedOut { waited };
             }
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => admit(stream, &handle, &shared, &drained).await,
+                Ok((stream, _peer)) => admit(stream, tls.as_mut(), &handle, &shared, &drained).await,
                 Err(e) => accept_failed(&e, &shared).await,
             },
         }
@@ -95,6 +97,7 @@ async fn wait_out(awaiting: Option<(Instant, Duration)>) {
 /// when at it; closes `stream` at once when every open one is busy.
 async fn admit(
     stream: TcpStream,
+    tls: Option<&mut TlsSource>,
     handle: &PrometheusHandle,
     shared: &Arc<Shared>,
     drained: &watch::Receiver<bool>,
@@ -110,8 +113,13 @@ async fn admit(
             drop(stream);
         }
         Admission::Admitted { state, evicted } => {
+            // The handshake runs on the connection's task, under its
+            // watchdog: it holds a place within the cap, is evictable, and
+            // ends at the idle timeout like any connection with no request.
+            let tls = tls.map(|source| source.acceptor(shared));
             tokio::spawn(connection::serve(
                 stream,
+                tls,
                 state,
                 Arc::clone(shared),
                 handle.clone(),

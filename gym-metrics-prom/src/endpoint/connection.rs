@@ -16,7 +16,10 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 use super::activity_io::ActivityIo;
+#[cfg(feature = "web-config")]
+use super::basic_auth;
 use super::connection_state::{Clock, ConnectionState, Expiry};
+use super::protection::ConnectionTls;
 use super::respond;
 use super::shared::Shared;
 use super::stats::Event;
@@ -27,29 +30,93 @@ use crate::handle::PrometheusHandle;
 /// at most.
 const MAX_REQUEST_HEAD_BYTES: usize = 64 * 1024;
 
-/// Serves `stream` until the client is done, a timeout or eviction closes
-/// it, or the endpoint drains (`drain` turns true).
+/// Serves `stream` (after a TLS handshake, with `tls`) until the client is
+/// done, a timeout or eviction closes it, or the endpoint drains (`drain`
+/// turns true).
 pub(crate) async fn serve(
     stream: TcpStream,
+    tls: Option<ConnectionTls>,
     state: Arc<ConnectionState>,
     shared: Arc<Shared>,
     handle: PrometheusHandle,
-    mut drain: watch::Receiver<bool>,
+    #[cfg_attr(not(feature = "web-config"), allow(unused_mut))] mut drain: watch::Receiver<bool>,
 ) {
     let _registered = Registered {
         shared: Arc::clone(&shared),
         state: Arc::clone(&state),
     };
-    let io = TokioIo::new(ActivityIo::new(
-        stream,
-        Arc::clone(&state),
-        Arc::clone(&shared),
-    ));
+    // Beneath TLS, so the watchdog sees the socket's own writes and flushes.
+    let io = ActivityIo::new(stream, Arc::clone(&state), Arc::clone(&shared));
+    match tls {
+        None => serve_http(TokioIo::new(io), state, shared, handle, drain).await,
+        #[cfg(feature = "web-config")]
+        Some(acceptor) => {
+            if let Some(io) = handshake(acceptor, io, &state, &shared, &mut drain).await {
+                serve_http(TokioIo::new(io), state, shared, handle, drain).await;
+            }
+        }
+        #[cfg(not(feature = "web-config"))]
+        Some(never) => match never {},
+    }
+}
+
+/// The TLS handshake, under the same watchdog as requests: a client that
+/// never finishes it is closed at the idle timeout (or evicted at the cap),
+/// one that fails it (plaintext to the TLS port, no or an untrusted client
+/// certificate) at once; counted and logged at most once a minute.
+#[cfg(feature = "web-config")]
+async fn handshake(
+    acceptor: ConnectionTls,
+    io: ActivityIo,
+    state: &ConnectionState,
+    shared: &Shared,
+    drain: &mut watch::Receiver<bool>,
+) -> Option<tokio_rustls::server::TlsStream<ActivityIo>> {
+    let mut accepting = std::pin::pin!(acceptor.accept(io));
+    loop {
+        if state.is_evicted() {
+            return None;
+        }
+        let clock = state.clock();
+        let next_expiry = state.next_expiry_ms(&shared.limits);
+        tokio::select! {
+            accepted = accepting.as_mut() => match accepted {
+                Ok(stream) => return Some(stream),
+                Err(e) => {
+                    shared.counters.count(Event::TlsHandshakeFailed);
+                    if let Some(held_back) = shared.log.admit("tls handshake failed") {
+                        log::warn!(target: "gym_metrics", "a metrics connection's TLS handshake failed: {e} (a plaintext request to the https port, or a client certificate that is missing or not signed by client_ca_file); closed it ({held_back})");
+                    }
+                    return None;
+                }
+            },
+            () = state.changed() => {}
+            () = sleep_until_ms(clock, next_expiry) => {
+                if let Some(expiry) = state.expired(&shared.limits, clock.now_ms()) {
+                    close_expired(shared, expiry);
+                    return None;
+                }
+            }
+            _ = drain.changed() => return None,
+        }
+    }
+}
+
+/// hyper's HTTP/1 over `io` (plain or TLS), under the watchdog.
+async fn serve_http<I>(
+    io: I,
+    state: Arc<ConnectionState>,
+    shared: Arc<Shared>,
+    handle: PrometheusHandle,
+    mut drain: watch::Receiver<bool>,
+) where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
     let service = {
         let (state, shared) = (Arc::clone(&state), Arc::clone(&shared));
         service_fn(move |request| {
-            let response = answer(&handle, &request, &state, &shared);
-            async move { Ok::<_, Infallible>(response) }
+            let (handle, state, shared) = (handle.clone(), Arc::clone(&state), Arc::clone(&shared));
+            async move { Ok::<_, Infallible>(answer(&handle, &request, &state, &shared).await) }
         })
     };
     // The timer enables hyper's header-read timeout (30 s; the idle timeout
@@ -103,21 +170,28 @@ pub(crate) async fn serve(
 
 /// The response to `request`, holding the connection's request-in-progress
 /// mark until hyper is done with it; a final scrape tells the watch once its
-/// last frame goes out.
-fn answer<B>(
+/// last frame goes out. With basic auth, refused credentials get a refusal
+/// and nothing is rendered.
+async fn answer<B>(
     handle: &PrometheusHandle,
     request: &Request<B>,
     state: &Arc<ConnectionState>,
     shared: &Shared,
 ) -> Response<impl hyper::body::Body<Data = Bytes, Error = Infallible> + Send + 'static> {
     let in_progress = state.request_started();
-    // Read before rendering: a final scrape must hold everything recorded
-    // before shutdown was asked for.
-    let may_be_final = shared.final_scrape.is_armed()
-        && request.method() == Method::GET
-        && request.uri().path() == respond::METRICS_PATH;
-    let response = respond::respond(handle, request);
-    let is_final = may_be_final && response.status() == StatusCode::OK;
+    let (response, is_final) = match refusal(request, shared).await {
+        Some(refused) => (refused, false),
+        None => {
+            // Read before rendering: a final scrape must hold everything
+            // recorded before shutdown was asked for.
+            let may_be_final = shared.final_scrape.is_armed()
+                && request.method() == Method::GET
+                && request.uri().path() == respond::METRICS_PATH;
+            let response = respond::respond(handle, request);
+            let is_final = may_be_final && response.status() == StatusCode::OK;
+            (response, is_final)
+        }
+    };
     response.map(move |body: Full<Bytes>| {
         body.map_frame(move |frame: Frame<Bytes>| {
             if is_final {
@@ -126,6 +200,19 @@ fn answer<B>(
             frame
         })
     })
+}
+
+/// The answer refusing `request`'s credentials, if basic auth is on and refuses them.
+#[cfg(feature = "web-config")]
+async fn refusal<B>(request: &Request<B>, shared: &Shared) -> Option<Response<Full<Bytes>>> {
+    let auth = shared.basic_auth.as_ref()?;
+    let verdict = auth.check(request.headers()).await;
+    basic_auth::refusal(verdict, shared)
+}
+
+#[cfg(not(feature = "web-config"))]
+async fn refusal<B>(_request: &Request<B>, _shared: &Shared) -> Option<Response<Full<Bytes>>> {
+    None
 }
 
 async fn sleep_until_ms(clock: Clock, at_ms: Option<u64>) {

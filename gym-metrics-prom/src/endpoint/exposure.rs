@@ -1,6 +1,6 @@
-//! The start-up warning for an endpoint reachable from other hosts: it has
-//! no TLS and no authentication yet, so anyone who reaches the port can read
-//! the metrics and spend the process's time and descriptors.
+//! The start-up warning for an endpoint reachable from other hosts without a
+//! web configuration that authenticates clients: anyone who reaches the port
+//! can read the metrics and spend the process's time and descriptors.
 
 use std::net::SocketAddr;
 
@@ -13,8 +13,9 @@ pub(crate) fn unprotected_exposure_warning(addr: SocketAddr) -> Option<String> {
     Some(format!(
         "the metrics endpoint listens on {addr}, which other hosts can reach, with no TLS and no \
          authentication: anyone who reaches it can read every metric and hold its connections; \
-         listen on 127.0.0.1 (OTEL_EXPORTER_PROMETHEUS_HOST) unless a firewall or an \
-         authenticating proxy stands in front of it"
+         serve it with TLS and basic auth (GYM_METRICS_WEB_CONFIG_FILE), or listen on 127.0.0.1 \
+         (OTEL_EXPORTER_PROMETHEUS_HOST) unless a firewall or an authenticating proxy stands in \
+         front of it"
     ))
 }
 

@@ -11,6 +11,8 @@
 
 mod accept_loop;
 mod activity_io;
+#[cfg(feature = "web-config")]
+mod basic_auth;
 mod connection;
 mod connection_state;
 mod exposure;
@@ -18,11 +20,14 @@ mod final_scrape;
 mod limits;
 mod log_limiter;
 mod negotiate;
+mod protection;
 mod registry;
 mod respond;
 mod respond_sd;
 mod shared;
 mod stats;
+#[cfg(feature = "web-config")]
+mod tls;
 
 use std::net::{SocketAddr, TcpListener as StdTcpListener};
 use std::sync::Arc;
@@ -39,6 +44,7 @@ use limits::Limits;
 use shared::Shared;
 
 use final_scrape::FinalScrape;
+pub(crate) use protection::Protection;
 pub use stats::EndpointStats;
 
 /// A running listener; stopped (and its port freed) on drop.
@@ -54,11 +60,13 @@ pub(crate) struct Endpoint {
 impl Endpoint {
     /// Serves `handle` on `listener` from a new thread. Every error (runtime,
     /// socket, thread) surfaces here, before anything is served. With
-    /// `final_scrape_wait`, shutdown waits up to that long for one more scrape.
+    /// `final_scrape_wait`, shutdown waits up to that long for one more
+    /// scrape. `protection` is the web configuration's TLS and basic auth.
     pub(crate) fn start(
         listener: StdTcpListener,
         handle: PrometheusHandle,
         final_scrape_wait: Option<Duration>,
+        protection: Protection,
     ) -> Result<Self, BuildError> {
         let local_addr = listener.local_addr().map_err(BuildError::Runtime)?;
         listener
@@ -74,15 +82,24 @@ impl Endpoint {
             TcpListener::from_std(listener).map_err(BuildError::Runtime)?
         };
         let limits = Limits::for_this_process();
-        let shared = Arc::new(Shared::new(limits));
+        let scheme = protection.scheme();
+        let authenticates = protection.authenticates();
+        #[cfg_attr(not(feature = "web-config"), allow(unused_mut))]
+        let mut shared = Shared::new(limits);
+        #[cfg(feature = "web-config")]
+        {
+            shared.basic_auth = protection.basic_auth;
+        }
+        let shared = Arc::new(shared);
+        let tls = protection.tls;
         let (stop, stopped) = oneshot::channel();
         let thread = {
             let shared = Arc::clone(&shared);
             std::thread::Builder::new()
                 .name("gym-metrics-prom".into())
                 .spawn(move || {
-                    let outcome =
-                        runtime.block_on(accept_loop::serve(listener, handle, shared, stopped));
+                    let outcome = runtime
+                        .block_on(accept_loop::serve(listener, tls, handle, shared, stopped));
                     // Dropping the runtime closes what is left open.
                     drop(runtime);
                     outcome
@@ -91,11 +108,13 @@ impl Endpoint {
         };
         log::info!(
             target: "gym_metrics",
-            "serving Prometheus metrics at http://{local_addr}/metrics (at most {} connections: a quarter of the descriptor limit {})",
+            "serving Prometheus metrics at {scheme}://{local_addr}/metrics (at most {} connections: a quarter of the descriptor limit {})",
             limits.max_connections,
             limits.descriptor_limit
         );
-        if let Some(warning) = exposure::unprotected_exposure_warning(local_addr) {
+        if let Some(warning) =
+            exposure::unprotected_exposure_warning(local_addr).filter(|_| !authenticates)
+        {
             log::warn!(target: "gym_metrics", "{warning}");
         }
         Ok(Self {

@@ -17,6 +17,9 @@ pub(crate) struct Shared {
     pub(crate) final_scrape: FinalScrapeWatch,
     /// Every line a client can cause goes through it.
     pub(crate) log: LogLimiter,
+    /// Basic auth on every request, when the web configuration has users.
+    #[cfg(feature = "web-config")]
+    pub(crate) basic_auth: Option<super::basic_auth::BasicAuth>,
 }
 
 impl Shared {
@@ -28,6 +31,8 @@ impl Shared {
             counters: Counters::default(),
             final_scrape: FinalScrapeWatch::default(),
             log: LogLimiter::new(ONCE_A_MINUTE),
+            #[cfg(feature = "web-config")]
+            basic_auth: None,
         }
     }
 

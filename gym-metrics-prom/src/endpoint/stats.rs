@@ -36,6 +36,12 @@ pub struct EndpointStats {
     pub write_timeouts: u64,
     /// Failed `accept` calls (out of descriptors, aborted handshakes).
     pub accept_errors: u64,
+    /// Connections closed because their TLS handshake failed (a plaintext
+    /// request to the TLS port, an untrusted or missing client certificate).
+    pub tls_handshake_failures: u64,
+    /// Requests refused by basic auth: 401 (missing or wrong credentials)
+    /// or 429 (too many waiting for a password check).
+    pub auth_refusals: u64,
 }
 
 /// The counters behind [`EndpointStats`], bumped on the endpoint's thread.
@@ -47,6 +53,8 @@ pub(crate) struct Counters {
     idle_timeouts: AtomicU64,
     write_timeouts: AtomicU64,
     accept_errors: AtomicU64,
+    tls_handshake_failures: AtomicU64,
+    auth_refusals: AtomicU64,
 }
 
 /// One of the counted events.
@@ -58,6 +66,10 @@ pub(crate) enum Event {
     IdleTimeout,
     WriteTimeout,
     AcceptError,
+    #[cfg_attr(not(feature = "web-config"), allow(dead_code))]
+    TlsHandshakeFailed,
+    #[cfg_attr(not(feature = "web-config"), allow(dead_code))]
+    AuthRefused,
 }
 
 impl Counters {
@@ -69,6 +81,8 @@ impl Counters {
             Event::IdleTimeout => &self.idle_timeouts,
             Event::WriteTimeout => &self.write_timeouts,
             Event::AcceptError => &self.accept_errors,
+            Event::TlsHandshakeFailed => &self.tls_handshake_failures,
+            Event::AuthRefused => &self.auth_refusals,
         };
         counter.fetch_add(1, Ordering::Relaxed);
     }
@@ -88,6 +102,8 @@ impl Counters {
             idle_timeouts: read(&self.idle_timeouts),
             write_timeouts: read(&self.write_timeouts),
             accept_errors: read(&self.accept_errors),
+            tls_handshake_failures: read(&self.tls_handshake_failures),
+            auth_refusals: read(&self.auth_refusals),
         }
     }
 }

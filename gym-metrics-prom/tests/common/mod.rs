@@ -2,4 +2,5 @@
 #![allow(dead_code)]
 
 pub mod exposition;
+pub mod pki;
 pub mod raw_http;

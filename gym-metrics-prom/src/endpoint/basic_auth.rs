@@ -1,0 +1,368 @@
+//! HTTP basic auth against the web configuration's bcrypt hashes, at a cost
+//! a hostile client cannot raise.
+//!
+//! - Constant time with respect to the user: an unknown user is checked
+//!   against a dummy hash of the configured users' highest cost, so a wrong
+//!   user takes as long as a wrong password (bcrypt itself compares its
+//!   output in constant time).
+//! - bcrypt is slow on purpose (tens of milliseconds at cost 10), so, as in
+//!   exporter-toolkit, every verdict is cached, keyed by an HMAC-SHA256 of
+//!   the credentials under a key drawn at start-up (the cache holds no
+//!   password, and a client cannot aim at its keys): Prometheus sending the
+//!   same credentials every scrape pays bcrypt once. At most
+//!   [`MOST_CACHED_DENIALS`] denials are kept (then forgotten together) and
+//!   [`MOST_CACHED_GRANTS`] grants.
+//! - One bcrypt runs at a time, off the endpoint's thread (tokio's blocking
+//!   pool), so at most one core goes to checking passwords; at most
+//!   [`MOST_WAITING`] requests wait for it or are being checked, and any
+//!   beyond are answered 429
+//!   at once. A flood of fresh wrong passwords therefore costs one core and
+//!   delays nothing already cached, such as Prometheus' own credentials.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use base64::Engine as _;
+use bytes::Bytes;
+use http::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
+use http::{HeaderMap, Response, StatusCode};
+use http_body_util::Full;
+use ring::hmac;
+use tokio::sync::Semaphore;
+
+use super::shared::Shared;
+use super::stats::Event;
+use crate::web_config::WebConfigError;
+
+/// The realm the 401 names.
+const CHALLENGE: &str = "Basic realm=\"gym-metrics\", charset=\"UTF-8\"";
+
+/// Requests that may wait for the one bcrypt slot (the one being checked
+/// included); more are answered 429.
+pub(crate) const MOST_WAITING: usize = 8;
+
+/// Denied credentials remembered (then all forgotten at once).
+pub(crate) const MOST_CACHED_DENIALS: usize = 1024;
+
+/// Granted credentials remembered: one per user in practice.
+pub(crate) const MOST_CACHED_GRANTS: usize = 64;
+
+/// What a request's credentials earn it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    Granted,
+    /// No `Authorization: Basic` header, or one that does not decode.
+    Missing,
+    /// Unknown user or wrong password.
+    Wrong,
+    /// Too many requests already wait for a password check.
+    Busy,
+}
+
+/// The configured users and the verdict cache.
+pub(crate) struct BasicAuth {
+    users: HashMap<String, String>,
+    dummy_hash: String,
+    cache_key: hmac::Key,
+    cache: Mutex<Cache>,
+    bcrypt_slot: Arc<Semaphore>,
+    waiting: Arc<AtomicUsize>,
+}
+
+impl std::fmt::Debug for BasicAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the hashes.
+        f.debug_struct("BasicAuth")
+            .field("users", &self.users.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Default)]
+struct Cache {
+    granted: HashSet<[u8; 32]>,
+    denied: HashSet<[u8; 32]>,
+}
+
+impl BasicAuth {
+    /// Checks against `users` (name to bcrypt hash, already validated).
+    /// Makes the dummy hash now: one bcrypt at the users' highest cost.
+    pub(crate) fn new(
+        users: BTreeMap<String, String>,
+        config_file: &std::path::Path,
+    ) -> Result<Self, WebConfigError> {
+        let cost = users
+            .values()
+            .filter_map(|h| h.parse::<bcrypt::HashParts>().ok())
+            .map(|p| p.get_cost())
+            .max()
+            .unwrap_or(bcrypt::DEFAULT_COST);
+        let rng = ring::rand::SystemRandom::new();
+        let invalid = |problem: String| WebConfigError::Invalid {
+            file: config_file.to_path_buf(),
+            key: "basic_auth_users".into(),
+            problem,
+        };
+        let cache_key = hmac::Key::generate(hmac::HMAC_SHA256, &rng)
+            .map_err(|_| invalid("the system's random source failed; retry".into()))?;
+        let dummy_hash = bcrypt::hash("gym-metrics: no such user", cost)
+            .map_err(|e| invalid(format!("cannot make a bcrypt hash of cost {cost}: {e}")))?;
+        Ok(Self {
+            users: users.into_iter().collect(),
+            dummy_hash,
+            cache_key,
+            cache: Mutex::new(Cache::default()),
+            bcrypt_slot: Arc::new(Semaphore::new(1)),
+            waiting: Arc::new(AtomicUsize::new(0)),
+        })
+    }
+
+    /// The verdict on `headers`' `Authorization`.
+    pub(crate) async fn check(&self, headers: &HeaderMap) -> Verdict {
+        let Some((user, password)) = credentials(headers) else {
+            return Verdict::Missing;
+        };
+        let tag = self.tag(&user, &password);
+        if let Some(verdict) = self.cached(&tag) {
+            return verdict;
+        }
+        let Some(_waiting) = Waiting::join(&self.waiting) else {
+            return Verdict::Busy;
+        };
+        let Ok(permit) = Arc::clone(&self.bcrypt_slot).acquire_owned().await else {
+            return Verdict::Busy;
+        };
+        // The same credentials may have been checked while this one waited.
+        if let Some(verdict) = self.cached(&tag) {
+            return verdict;
+        }
+        let known = std::str::from_utf8(&user)
+            .ok()
+            .and_then(|u| self.users.get(u));
+        let hash = known.unwrap_or(&self.dummy_hash).clone();
+        // The permit goes with the work: a client that hangs up does not
+        // free the slot while its bcrypt still runs.
+        let verified = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            bcrypt::verify(&password, &hash).unwrap_or(false)
+        })
+        .await
+        .unwrap_or(false);
+        let granted = known.is_some() && verified;
+        self.remember(tag, granted);
+        if granted {
+            Verdict::Granted
+        } else {
+            Verdict::Wrong
+        }
+    }
+
+    fn tag(&self, user: &[u8], password: &[u8]) -> [u8; 32] {
+        let mut context = hmac::Context::with_key(&self.cache_key);
+        context.update(&(user.len() as u64).to_be_bytes());
+        context.update(user);
+        context.update(password);
+        let mut tag = [0; 32];
+        tag.copy_from_slice(context.sign().as_ref());
+        tag
+    }
+
+    fn cached(&self, tag: &[u8; 32]) -> Option<Verdict> {
+        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.granted.contains(tag) {
+            Some(Verdict::Granted)
+        } else if cache.denied.contains(tag) {
+            Some(Verdict::Wrong)
+        } else {
+            None
+        }
+    }
+
+    fn remember(&self, tag: [u8; 32], granted: bool) {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let (set, most) = if granted {
+            (&mut cache.granted, MOST_CACHED_GRANTS)
+        } else {
+            (&mut cache.denied, MOST_CACHED_DENIALS)
+        };
+        if set.len() >= most {
+            set.clear();
+        }
+        set.insert(tag);
+    }
+}
+
+/// A place among the requests waiting for the bcrypt slot, given up on drop.
+struct Waiting(Arc<AtomicUsize>);
+
+impl Waiting {
+    fn join(waiting: &Arc<AtomicUsize>) -> Option<Self> {
+        let joined = waiting
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < MOST_WAITING).then_some(n + 1)
+            })
+            .is_ok();
+        joined.then(|| Self(Arc::clone(waiting)))
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The user and password of an `Authorization: Basic` header, as bytes.
+fn credentials(headers: &HeaderMap) -> Option<(Vec<u8>, Vec<u8>)> {
+    let value = headers.get(AUTHORIZATION)?.as_bytes();
+    let (scheme, encoded) = value.split_at(value.iter().position(|&b| b == b' ')?);
+    if !scheme.eq_ignore_ascii_case(b"basic") {
+        return None;
+    }
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim_ascii())
+        .ok()?;
+    let colon = decoded.iter().position(|&b| b == b':')?;
+    Some((decoded[..colon].to_vec(), decoded[colon + 1..].to_vec()))
+}
+
+/// The answer to a request `verdict` refuses (`None` when granted): no
+/// exposition byte in it. Counted, and logged at most once a minute.
+pub(crate) fn refusal(verdict: Verdict, shared: &Shared) -> Option<Response<Full<Bytes>>> {
+    let (status, text) = match verdict {
+        Verdict::Granted => return None,
+        Verdict::Missing => (
+            StatusCode::UNAUTHORIZED,
+            "unauthorized: this endpoint needs HTTP basic auth\n",
+        ),
+        Verdict::Wrong => (
+            StatusCode::UNAUTHORIZED,
+            "unauthorized: wrong user or password\n",
+        ),
+        Verdict::Busy => (
+            StatusCode::TOO_MANY_REQUESTS,
+            "too many requests are waiting for a password check: retry in a second\n",
+        ),
+    };
+    shared.counters.count(Event::AuthRefused);
+    if let Some(held_back) = shared.log.admit("basic auth refused") {
+        log::warn!(target: "gym_metrics", "refused a metrics request: {} ({held_back})", text.trim_end());
+    }
+    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    if status == StatusCode::UNAUTHORIZED {
+        headers.insert(WWW_AUTHENTICATE, HeaderValue::from_static(CHALLENGE));
+    } else {
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    Some(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn auth(users: &[(&str, &str)]) -> BasicAuth {
+        let users = users
+            .iter()
+            .map(|(u, p)| (u.to_string(), bcrypt::hash(p, 4).unwrap()))
+            .collect();
+        BasicAuth::new(users, std::path::Path::new("web.yml")).unwrap()
+    }
+
+    fn headers(value: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+        h
+    }
+
+    fn basic(user: &str, password: &str) -> HeaderMap {
+        let encoded =
+            base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+        headers(&format!("Basic {encoded}"))
+    }
+
+    fn check(auth: &BasicAuth, headers: &HeaderMap) -> Verdict {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(auth.check(headers))
+    }
+
+    #[test]
+    fn the_right_password_is_granted_anything_else_refused() {
+        let a = auth(&[("prom", "s3cret:with colon"), ("bob", "x")]);
+        assert_eq!(
+            check(&a, &basic("prom", "s3cret:with colon")),
+            Verdict::Granted
+        );
+        assert_eq!(check(&a, &basic("bob", "x")), Verdict::Granted);
+        assert_eq!(check(&a, &basic("prom", "x")), Verdict::Wrong);
+        assert_eq!(check(&a, &basic("nobody", "x")), Verdict::Wrong);
+        assert_eq!(check(&a, &basic("", "")), Verdict::Wrong);
+        assert_eq!(check(&a, &HeaderMap::new()), Verdict::Missing);
+        assert_eq!(check(&a, &headers("Bearer abc")), Verdict::Missing);
+        assert_eq!(check(&a, &headers("Basic !!!")), Verdict::Missing);
+        let no_colon = base64::engine::general_purpose::STANDARD.encode("prom");
+        assert_eq!(
+            check(&a, &headers(&format!("Basic {no_colon}"))),
+            Verdict::Missing
+        );
+        // The scheme is case-insensitive (RFC 7235).
+        let ok = base64::engine::general_purpose::STANDARD.encode("bob:x");
+        assert_eq!(
+            check(&a, &headers(&format!("bAsIc {ok}"))),
+            Verdict::Granted
+        );
+    }
+
+    #[test]
+    fn verdicts_are_cached_under_a_keyed_hash_and_the_cache_is_bounded() {
+        let a = auth(&[("prom", "pw")]);
+        assert_eq!(check(&a, &basic("prom", "pw")), Verdict::Granted);
+        assert_eq!(check(&a, &basic("prom", "bad")), Verdict::Wrong);
+        let tag = a.tag(b"prom", b"pw");
+        assert_eq!(a.cached(&tag), Some(Verdict::Granted));
+        assert_eq!(a.cached(&a.tag(b"prom", b"bad")), Some(Verdict::Wrong));
+        // User and password cannot be shifted into one another.
+        assert_ne!(a.tag(b"pro", b"mpw"), tag);
+        for i in 0..(MOST_CACHED_DENIALS as u32 + 10) {
+            a.remember(a.tag(b"prom", &i.to_be_bytes()), false);
+        }
+        let cache = a.cache.lock().unwrap();
+        assert!(cache.denied.len() <= MOST_CACHED_DENIALS);
+        assert!(
+            cache.granted.contains(&tag),
+            "denials never push a grant out"
+        );
+    }
+
+    #[test]
+    fn the_dummy_hash_has_the_highest_configured_cost() {
+        let users = BTreeMap::from([
+            ("a".to_string(), bcrypt::hash("x", 4).unwrap()),
+            ("b".to_string(), bcrypt::hash("x", 5).unwrap()),
+        ]);
+        let a = BasicAuth::new(users, std::path::Path::new("web.yml")).unwrap();
+        let parts: bcrypt::HashParts = a.dummy_hash.parse().unwrap();
+        assert_eq!(parts.get_cost(), 5);
+    }
+
+    #[test]
+    fn no_more_than_the_most_waiting_join_the_queue() {
+        let counter = Arc::new(AtomicUsize::new(0));
+        let places: Vec<_> = (0..MOST_WAITING)
+            .map(|_| Waiting::join(&counter).unwrap())
+            .collect();
+        assert!(Waiting::join(&counter).is_none());
+        drop(places);
+        assert_eq!(counter.load(Ordering::Relaxed), 0);
+        assert!(Waiting::join(&counter).is_some());
+    }
+}

@@ -1,0 +1,397 @@
+//! TLS for the endpoint (rustls on ring): the server configuration built from
+//! the web configuration's files, and rebuilt when one of them changes, so a
+//! rotated certificate needs no restart.
+//!
+//! Before each new connection the files' modification times and sizes are
+//! compared with those last read (three `stat` calls); on a change they are
+//! read again. A rotation that fails to load (a key not yet written beside
+//! its new certificate) keeps the previous configuration and logs why, at
+//! most once a minute, until the files load.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::WebPkiClientVerifier;
+use rustls::{RootCertStore, ServerConfig};
+use tokio_rustls::TlsAcceptor;
+
+use super::shared::Shared;
+use crate::web_config::{TlsSettings, WebConfigError};
+
+/// What a file looked like when last read: a change of either means "read again".
+type Stamp = Option<(SystemTime, u64)>;
+
+/// The current TLS acceptor, and what its files looked like.
+pub(crate) struct ReloadingAcceptor {
+    settings: TlsSettings,
+    stamps: Vec<Stamp>,
+    acceptor: TlsAcceptor,
+}
+
+impl std::fmt::Debug for ReloadingAcceptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReloadingAcceptor")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ReloadingAcceptor {
+    /// Reads the files at start-up: any problem is an error naming the file.
+    pub(crate) fn load(settings: TlsSettings) -> Result<Self, WebConfigError> {
+        let stamps = stamps(&settings);
+        let acceptor = TlsAcceptor::from(Arc::new(server_config(&settings)?));
+        Ok(Self {
+            settings,
+            stamps,
+            acceptor,
+        })
+    }
+
+    /// Whether every client must show a certificate the client CA signed.
+    pub(crate) fn requires_client_certificates(&self) -> bool {
+        self.settings.client_ca_file.is_some() && !self.settings.client_cert_optional
+    }
+
+    /// The acceptor for a new connection: rebuilt first if a file changed
+    /// since it was last read.
+    pub(crate) fn acceptor(&mut self, shared: &Shared) -> TlsAcceptor {
+        let now = stamps(&self.settings);
+        if now != self.stamps {
+            match server_config(&self.settings) {
+                Ok(config) => {
+                    self.acceptor = TlsAcceptor::from(Arc::new(config));
+                    self.stamps = now;
+                    log::info!(target: "gym_metrics", "the metrics endpoint's TLS files changed: read them again ({})", self.settings.cert_file.display());
+                }
+                Err(e) => {
+                    if let Some(held_back) = shared.log.admit("tls reload failed") {
+                        log::warn!(target: "gym_metrics", "the metrics endpoint's TLS files changed but cannot be used: {e}; it keeps serving with the ones it read before ({held_back})");
+                    }
+                }
+            }
+        }
+        self.acceptor.clone()
+    }
+}
+
+fn stamps(settings: &TlsSettings) -> Vec<Stamp> {
+    let stamp = |p: &Path| {
+        std::fs::metadata(p)
+            .ok()
+            .and_then(|m| Some((m.modified().ok()?, m.len())))
+    };
+    let mut stamps = vec![stamp(&settings.cert_file), stamp(&settings.key_file)];
+    if let Some(ca) = &settings.client_ca_file {
+        stamps.push(stamp(ca));
+    }
+    stamps
+}
+
+/// The rustls server configuration `settings` describe, its files read now.
+pub(crate) fn server_config(settings: &TlsSettings) -> Result<ServerConfig, WebConfigError> {
+    let invalid = |key: &str, file: &Path, problem: String| WebConfigError::Invalid {
+        file: settings.config_file.clone(),
+        key: format!("tls_server_config.{key}"),
+        problem: format!("{}: {problem}", file.display()),
+    };
+    let cert_file = &settings.cert_file;
+    let key_file = &settings.key_file;
+    let certs = read_certificates("cert_file", cert_file, settings)?;
+    let key_pem = read("key_file", key_file, settings)?;
+    let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| {
+        invalid(
+            "key_file",
+            key_file,
+            format!("no usable private key ({e}); give a PEM PRIVATE KEY (PKCS#8, PKCS#1 or SEC1)"),
+        )
+    })?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut versions: Vec<&'static rustls::SupportedProtocolVersion> = Vec::new();
+    if settings.tls13 {
+        versions.push(&rustls::version::TLS13);
+    }
+    if settings.tls12 {
+        versions.push(&rustls::version::TLS12);
+    }
+    let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
+        .with_protocol_versions(&versions)
+        .map_err(|e| invalid("min_version", cert_file, e.to_string()))?;
+    let builder = match &settings.client_ca_file {
+        None => builder.with_no_client_auth(),
+        Some(ca_file) => {
+            let mut roots = RootCertStore::empty();
+            for cert in read_certificates("client_ca_file", ca_file, settings)? {
+                roots.add(cert).map_err(|e| {
+                    invalid(
+                        "client_ca_file",
+                        ca_file,
+                        format!("not a usable CA certificate: {e}"),
+                    )
+                })?;
+            }
+            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+            let verifier = if settings.client_cert_optional {
+                verifier.allow_unauthenticated()
+            } else {
+                verifier
+            };
+            let verifier = verifier.build().map_err(|e| {
+                invalid(
+                    "client_ca_file",
+                    ca_file,
+                    format!("cannot verify clients with it: {e}"),
+                )
+            })?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let mut config = builder.with_single_cert(certs, key).map_err(|e| {
+        invalid(
+            "key_file",
+            key_file,
+            format!(
+                "does not go with the certificate in {} ({e}); give the key the certificate was issued for",
+                cert_file.display()
+            ),
+        )
+    })?;
+    // A scrape is HTTP/1.1.
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+fn read(key: &str, file: &Path, settings: &TlsSettings) -> Result<Vec<u8>, WebConfigError> {
+    std::fs::read(file).map_err(|source| WebConfigError::Unreadable {
+        what: format!(
+            "tls_server_config.{key} of {}",
+            settings.config_file.display()
+        ),
+        file: PathBuf::from(file),
+        source,
+    })
+}
+
+fn read_certificates(
+    key: &str,
+    file: &Path,
+    settings: &TlsSettings,
+) -> Result<Vec<CertificateDer<'static>>, WebConfigError> {
+    let pem = read(key, file, settings)?;
+    let certs: Result<Vec<_>, _> = CertificateDer::pem_slice_iter(&pem).collect();
+    match certs {
+        Ok(certs) if !certs.is_empty() => Ok(certs),
+        Ok(_) => Err(WebConfigError::Invalid {
+            file: settings.config_file.clone(),
+            key: format!("tls_server_config.{key}"),
+            problem: format!("{}: holds no PEM CERTIFICATE", file.display()),
+        }),
+        Err(e) => Err(WebConfigError::Invalid {
+            file: settings.config_file.clone(),
+            key: format!("tls_server_config.{key}"),
+            problem: format!("{}: not PEM certificates ({e})", file.display()),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    use rustls::pki_types::ServerName;
+    use tokio_rustls::TlsConnector;
+
+    struct Ca {
+        der: CertificateDer<'static>,
+        pem: String,
+        issuer: Issuer<'static, KeyPair>,
+    }
+
+    fn ca() -> Ca {
+        let mut params = CertificateParams::new(Vec::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let key = KeyPair::generate().unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        Ca {
+            der: cert.der().clone(),
+            pem: cert.pem(),
+            issuer: Issuer::new(params, key),
+        }
+    }
+
+    /// A leaf for `localhost`: its chain and key, as DER and as PEM.
+    fn leaf(
+        ca: &Ca,
+    ) -> (
+        CertificateDer<'static>,
+        PrivateKeyDer<'static>,
+        String,
+        String,
+    ) {
+        let params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &ca.issuer).unwrap();
+        let key_der = PrivateKeyDer::try_from(key.serialize_der()).unwrap();
+        (cert.der().clone(), key_der, cert.pem(), key.serialize_pem())
+    }
+
+    struct Files(PathBuf);
+
+    impl Drop for Files {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// Settings over freshly written files: a server certificate from
+    /// `server_ca`, and `client_ca` as the client CA when given.
+    fn settings(name: &str, server_ca: &Ca, client_ca: Option<&Ca>) -> (TlsSettings, Files) {
+        let dir = std::env::temp_dir().join(format!("gym-tls-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (_, _, cert, key) = leaf(server_ca);
+        std::fs::write(dir.join("s.crt"), cert).unwrap();
+        std::fs::write(dir.join("s.key"), key).unwrap();
+        let client_ca_file = client_ca.map(|ca| {
+            std::fs::write(dir.join("ca.crt"), &ca.pem).unwrap();
+            dir.join("ca.crt")
+        });
+        let settings = TlsSettings {
+            config_file: dir.join("web.yml"),
+            cert_file: dir.join("s.crt"),
+            key_file: dir.join("s.key"),
+            client_ca_file,
+            client_cert_optional: false,
+            tls12: true,
+            tls13: true,
+        };
+        (settings, Files(dir))
+    }
+
+    fn client(
+        trusted: &Ca,
+        identity: Option<(CertificateDer<'static>, PrivateKeyDer<'static>)>,
+        tls12_only: bool,
+    ) -> rustls::ClientConfig {
+        let mut roots = RootCertStore::empty();
+        roots.add(trusted.der.clone()).unwrap();
+        let versions: &[&'static rustls::SupportedProtocolVersion] = if tls12_only {
+            &[&rustls::version::TLS12]
+        } else {
+            &[&rustls::version::TLS13, &rustls::version::TLS12]
+        };
+        let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_protocol_versions(versions)
+        .unwrap()
+        .with_root_certificates(roots);
+        match identity {
+            Some((cert, key)) => builder.with_client_auth_cert(vec![cert], key).unwrap(),
+            None => builder.with_no_client_auth(),
+        }
+    }
+
+    /// Whether the server side of a handshake over an in-memory pipe succeeds.
+    fn server_accepts(server: &TlsSettings, client: rustls::ClientConfig) -> bool {
+        let server = TlsAcceptor::from(Arc::new(server_config(server).unwrap()));
+        let connector = TlsConnector::from(Arc::new(client));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let (a, b) = tokio::io::duplex(64 * 1024);
+            let name = ServerName::try_from("localhost").unwrap();
+            // The client's result is not the server's verdict: under TLS 1.3
+            // a client finishes before the server has checked it. It is held
+            // until both ends are done (the server writes session tickets).
+            let (accepted, _client) = tokio::join!(server.accept(a), connector.connect(name, b));
+            accepted.is_ok()
+        })
+    }
+
+    #[test]
+    fn a_required_client_certificate_must_come_from_the_client_ca() {
+        let (server_ca, client_ca, stranger) = (ca(), ca(), ca());
+        let (s, _files) = settings("require", &server_ca, Some(&client_ca));
+        let (good_cert, good_key, _, _) = leaf(&client_ca);
+        let (bad_cert, bad_key, _, _) = leaf(&stranger);
+        assert!(server_accepts(
+            &s,
+            client(
+                &server_ca,
+                Some((good_cert.clone(), good_key.clone_key())),
+                false
+            )
+        ));
+        assert!(
+            !server_accepts(&s, client(&server_ca, None, false)),
+            "no certificate"
+        );
+        assert!(
+            !server_accepts(&s, client(&server_ca, Some((bad_cert, bad_key)), false)),
+            "untrusted"
+        );
+        // The same over TLS 1.2.
+        assert!(server_accepts(
+            &s,
+            client(&server_ca, Some((good_cert, good_key)), true)
+        ));
+    }
+
+    #[test]
+    fn verify_if_given_lets_a_client_without_one_in_but_not_a_stranger() {
+        let (server_ca, client_ca, stranger) = (ca(), ca(), ca());
+        let (mut s, _files) = settings("if-given", &server_ca, Some(&client_ca));
+        s.client_cert_optional = true;
+        let (bad_cert, bad_key, _, _) = leaf(&stranger);
+        assert!(server_accepts(&s, client(&server_ca, None, false)));
+        assert!(!server_accepts(
+            &s,
+            client(&server_ca, Some((bad_cert, bad_key)), false)
+        ));
+    }
+
+    #[test]
+    fn min_version_tls13_refuses_a_tls12_client() {
+        let server_ca = ca();
+        let (mut s, _files) = settings("tls13", &server_ca, None);
+        assert!(server_accepts(&s, client(&server_ca, None, true)));
+        s.tls12 = false;
+        assert!(!server_accepts(&s, client(&server_ca, None, true)));
+        assert!(server_accepts(&s, client(&server_ca, None, false)));
+    }
+
+    #[test]
+    fn changed_files_are_read_again_and_a_broken_change_keeps_the_old_ones() {
+        let (ca1, ca2) = (ca(), ca());
+        let (s, files) = settings("reload", &ca1, None);
+        let shared = Shared::new(super::super::limits::Limits::for_descriptor_limit(64));
+        let mut reloading = ReloadingAcceptor::load(s.clone()).unwrap();
+        let handshake = |acceptor: TlsAcceptor, trusted: &Ca| {
+            let connector = TlsConnector::from(Arc::new(client(trusted, None, false)));
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let (a, b) = tokio::io::duplex(64 * 1024);
+                let name = ServerName::try_from("localhost").unwrap();
+                let (_, connected) = tokio::join!(acceptor.accept(a), connector.connect(name, b));
+                connected.is_ok()
+            })
+        };
+        assert!(handshake(reloading.acceptor(&shared), &ca1));
+        // Half a rotation (a new certificate, the old key): kept the old pair.
+        let (_, _, cert2, key2) = leaf(&ca2);
+        std::fs::write(files.0.join("s.crt"), &cert2).unwrap();
+        assert!(handshake(reloading.acceptor(&shared), &ca1));
+        // The rotation completed: the new pair from the next connection on.
+        std::fs::write(files.0.join("s.key"), &key2).unwrap();
+        assert!(handshake(reloading.acceptor(&shared), &ca2));
+        assert!(!handshake(reloading.acceptor(&shared), &ca1));
+    }
+}

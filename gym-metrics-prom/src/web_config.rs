@@ -1,0 +1,419 @@
+//! The web configuration file of the `/metrics` endpoint, in the format of
+//! Prometheus' exporter-toolkit (the `--web.config.file` of node_exporter and
+//! Prometheus itself): TLS and basic-auth users, read and checked whole at
+//! start-up so that a mistake stops the process there, naming the key or file.
+//!
+//! Supported keys (any other key is an error naming it):
+//!
+//! ```yaml
+//! tls_server_config:
+//!   cert_file: server.crt          # PEM: the certificate chain, leaf first
+//!   key_file: server.key           # PEM: its private key (PKCS#8, PKCS#1 or SEC1)
+//!   client_ca_file: clients-ca.crt # PEM: CAs that sign client certificates
+//!   client_auth_type: RequireAndVerifyClientCert # or NoClientCert, VerifyClientCertIfGiven
+//!   min_version: TLS12             # TLS10, TLS11, TLS12 (default), TLS13
+//!   max_version: TLS13             # TLS12, TLS13 (default)
+//! basic_auth_users:
+//!   prometheus: $2y$10$...         # bcrypt hash of the password
+//! ```
+//!
+//! Relative file names are taken from the configuration file's directory, as
+//! exporter-toolkit does.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::env_config::WEB_CONFIG_FILE_VAR;
+
+/// The web configuration file could not be used: the message names the file
+/// and, where one is at fault, the key.
+///
+/// ```
+/// let e = gym_metrics_prom::PrometheusBuilder::new()
+///     .web_config_file("/nonexistent/web.yml")
+///     .with_http_listener(([127, 0, 0, 1], 0))
+///     .install()
+///     .unwrap_err();
+/// assert!(e.to_string().contains("/nonexistent/web.yml"), "{e}");
+/// ```
+#[derive(Debug, thiserror::Error)]
+pub enum WebConfigError {
+    /// A file (the configuration itself, or one it names) cannot be read.
+    #[error("cannot read {what} {file:?}: {source}; check that it exists and that this process may read it")]
+    Unreadable {
+        /// What the file is: the web configuration file (named by
+        /// `GYM_METRICS_WEB_CONFIG_FILE` or the builder), or the key of
+        /// one naming it.
+        what: String,
+        /// The file.
+        file: PathBuf,
+        /// Why it could not be read.
+        source: std::io::Error,
+    },
+    /// The file is not YAML of the expected shape (an unknown key, a value
+    /// of the wrong type): serde's message names the key.
+    #[error("web configuration file {file:?}: {message}; the keys supported are tls_server_config (cert_file, key_file, client_ca_file, client_auth_type, min_version, max_version) and basic_auth_users")]
+    Syntax {
+        /// The file.
+        file: PathBuf,
+        /// What is wrong, and where.
+        message: String,
+    },
+    /// A key's value cannot be used.
+    #[error("web configuration file {file:?}: {key}: {problem}")]
+    Invalid {
+        /// The file.
+        file: PathBuf,
+        /// The key at fault, as a path (`tls_server_config.key_file`,
+        /// `basic_auth_users.alice`).
+        key: String,
+        /// What is wrong and what to do (secrets are never shown).
+        problem: String,
+    },
+}
+
+/// How the server treats client certificates (exporter-toolkit's names,
+/// which are Go's `tls.ClientAuthType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub(crate) enum ClientAuthType {
+    /// No client certificate is asked for.
+    NoClientCert,
+    /// Asked for, not verified: refused here (it authenticates nobody).
+    RequestClientCert,
+    /// Required, not verified: refused here (it authenticates nobody).
+    RequireAnyClientCert,
+    /// Verified against `client_ca_file` when the client sends one.
+    VerifyClientCertIfGiven,
+    /// Required, and verified against `client_ca_file`.
+    RequireAndVerifyClientCert,
+}
+
+/// A TLS protocol version as exporter-toolkit names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+pub(crate) enum TlsVersion {
+    TLS10,
+    TLS11,
+    TLS12,
+    TLS13,
+}
+
+/// The checked TLS settings: files resolved against the configuration's directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TlsSettings {
+    /// The configuration file, for the messages of later errors.
+    pub(crate) config_file: PathBuf,
+    pub(crate) cert_file: PathBuf,
+    pub(crate) key_file: PathBuf,
+    /// Set exactly when client certificates are verified.
+    pub(crate) client_ca_file: Option<PathBuf>,
+    /// `VerifyClientCertIfGiven`: a client without a certificate is let in.
+    pub(crate) client_cert_optional: bool,
+    /// TLS 1.2 is offered (rustls speaks only 1.2 and 1.3, so a minimum
+    /// of 1.0 or 1.1 means 1.2).
+    pub(crate) tls12: bool,
+    pub(crate) tls13: bool,
+}
+
+/// The checked contents of a web configuration file: what the endpoint
+/// serves by, and what a scraper's configuration must match (a launcher
+/// writing a Prometheus scrape configuration reads it here, so the format is
+/// parsed in one place).
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("gym-web-summary-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let file = dir.join("web.yml");
+/// std::fs::write(&file, "basic_auth_users:\n  prom: $2b$04$Iy/3Dv6K6x1ZuUrg9ZbVPe4Ci6BH9BEF.HZn4r/ZcF1FEI0Ymv3Zm\n")?;
+/// let web = gym_metrics_prom::WebConfig::load(&file)?;
+/// assert_eq!(web.tls_cert_file(), None);
+/// assert_eq!(web.basic_auth_users().collect::<Vec<_>>(), ["prom"]);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebConfig {
+    pub(crate) tls: Option<TlsSettings>,
+    /// User name to bcrypt hash; empty: no basic auth.
+    pub(crate) basic_auth_users: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileContents {
+    tls_server_config: Option<TlsServerConfig>,
+    #[serde(default)]
+    basic_auth_users: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TlsServerConfig {
+    cert_file: Option<PathBuf>,
+    key_file: Option<PathBuf>,
+    client_ca_file: Option<PathBuf>,
+    client_auth_type: Option<ClientAuthType>,
+    min_version: Option<TlsVersion>,
+    max_version: Option<TlsVersion>,
+}
+
+impl WebConfig {
+    /// Reads and checks `file` (the files it names are read later, by the
+    /// endpoint's TLS set-up, still at start-up).
+    ///
+    /// # Errors
+    /// [`WebConfigError`] naming the file, and the key at fault if any.
+    ///
+    /// ```
+    /// let e = gym_metrics_prom::WebConfig::load(std::path::Path::new("/nonexistent/web.yml")).unwrap_err();
+    /// assert!(e.to_string().contains("/nonexistent/web.yml"));
+    /// ```
+    pub fn load(file: &Path) -> Result<Self, WebConfigError> {
+        let text = std::fs::read_to_string(file).map_err(|source| WebConfigError::Unreadable {
+            what: format!("the web configuration file ({WEB_CONFIG_FILE_VAR}, PrometheusBuilder::web_config_file)"),
+            file: file.to_path_buf(),
+            source,
+        })?;
+        Self::parse(file, &text)
+    }
+
+    /// The server certificate file (resolved against the configuration's
+    /// directory) when the endpoint serves TLS.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("gym-web-cert-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// let file = dir.join("web.yml");
+    /// std::fs::write(&file, "tls_server_config:\n  cert_file: s.crt\n  key_file: s.key\n")?;
+    /// let web = gym_metrics_prom::WebConfig::load(&file)?;
+    /// assert_eq!(web.tls_cert_file(), Some(dir.join("s.crt").as_path()));
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn tls_cert_file(&self) -> Option<&Path> {
+        self.tls.as_ref().map(|t| t.cert_file.as_path())
+    }
+
+    /// The basic-auth user names, sorted (their hashes are not handed out).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("gym-web-users-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let file = dir.join("web.yml");
+    /// std::fs::write(&file, "# nothing\n")?;
+    /// let web = gym_metrics_prom::WebConfig::load(&file)?;
+    /// assert_eq!(web.basic_auth_users().count(), 0);
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn basic_auth_users(&self) -> impl Iterator<Item = &str> {
+        self.basic_auth_users.keys().map(String::as_str)
+    }
+
+    /// Checks `text`, the contents of `file`.
+    pub(crate) fn parse(file: &Path, text: &str) -> Result<Self, WebConfigError> {
+        // An empty file (or only comments) configures nothing, as in exporter-toolkit.
+        let contents: Option<FileContents> =
+            serde_norway::from_str(text).map_err(|e| WebConfigError::Syntax {
+                file: file.to_path_buf(),
+                message: e.to_string(),
+            })?;
+        let contents = contents.unwrap_or(FileContents {
+            tls_server_config: None,
+            basic_auth_users: BTreeMap::new(),
+        });
+        let invalid = |key: &str, problem: &str| WebConfigError::Invalid {
+            file: file.to_path_buf(),
+            key: key.to_string(),
+            problem: problem.to_string(),
+        };
+        for (user, hash) in &contents.basic_auth_users {
+            let key = format!("basic_auth_users.{user}");
+            if user.contains(':') {
+                return Err(invalid(&key, "a basic-auth user name cannot hold ':' (the header separates user and password with it): rename the user"));
+            }
+            if hash.parse::<bcrypt::HashParts>().is_err() {
+                return Err(invalid(&key, "not a bcrypt hash (expected $2a$, $2b$ or $2y$, a cost and 53 characters; make one with `htpasswd -nBC 10 \"\" | tr -d ':\\n'` or Python's bcrypt.hashpw)"));
+            }
+        }
+        let directory = file.parent().unwrap_or_else(|| Path::new(""));
+        let tls = contents
+            .tls_server_config
+            .map(|tls| tls_settings(file, directory, tls))
+            .transpose()?;
+        Ok(Self {
+            tls,
+            basic_auth_users: contents.basic_auth_users,
+        })
+    }
+}
+
+fn tls_settings(
+    file: &Path,
+    directory: &Path,
+    tls: TlsServerConfig,
+) -> Result<TlsSettings, WebConfigError> {
+    let invalid = |key: &str, problem: &str| WebConfigError::Invalid {
+        file: file.to_path_buf(),
+        key: format!("tls_server_config.{key}"),
+        problem: problem.to_string(),
+    };
+    let resolve = |p: PathBuf| directory.join(p);
+    let cert_file = tls
+        .cert_file
+        .ok_or_else(|| invalid("cert_file", "missing: name the server's certificate (PEM)"))?;
+    let key_file = tls
+        .key_file
+        .ok_or_else(|| invalid("key_file", "missing: name the server's private key (PEM)"))?;
+    let client_auth = match (tls.client_auth_type, &tls.client_ca_file) {
+        // exporter-toolkit's default once a client CA is given.
+        (None, Some(_)) => ClientAuthType::RequireAndVerifyClientCert,
+        (None, None) => ClientAuthType::NoClientCert,
+        (Some(t), _) => t,
+    };
+    let client_cert_optional = match client_auth {
+        ClientAuthType::NoClientCert => {
+            if tls.client_ca_file.is_some() {
+                return Err(invalid("client_ca_file", "set, but client_auth_type is NoClientCert, so it would never be used: set client_auth_type to RequireAndVerifyClientCert or remove client_ca_file"));
+            }
+            false
+        }
+        ClientAuthType::RequestClientCert | ClientAuthType::RequireAnyClientCert => {
+            return Err(invalid("client_auth_type", "RequestClientCert and RequireAnyClientCert accept any certificate without verifying it, which authenticates nobody, and are not supported: use RequireAndVerifyClientCert (or VerifyClientCertIfGiven) with client_ca_file"));
+        }
+        ClientAuthType::VerifyClientCertIfGiven | ClientAuthType::RequireAndVerifyClientCert => {
+            if tls.client_ca_file.is_none() {
+                return Err(invalid("client_ca_file", "missing: client_auth_type verifies client certificates, so name the CA file (PEM) that signs them"));
+            }
+            client_auth == ClientAuthType::VerifyClientCertIfGiven
+        }
+    };
+    let min = tls.min_version.unwrap_or(TlsVersion::TLS12);
+    let max = tls.max_version.unwrap_or(TlsVersion::TLS13);
+    if max < TlsVersion::TLS12 {
+        return Err(invalid(
+            "max_version",
+            "below TLS12: this endpoint speaks TLS 1.2 and 1.3 only (rustls); use TLS12 or TLS13",
+        ));
+    }
+    if min > max {
+        return Err(invalid(
+            "min_version",
+            "above max_version: no version would be left; lower min_version or raise max_version",
+        ));
+    }
+    Ok(TlsSettings {
+        config_file: file.to_path_buf(),
+        cert_file: resolve(cert_file),
+        key_file: resolve(key_file),
+        client_ca_file: tls.client_ca_file.map(resolve),
+        client_cert_optional,
+        tls12: min <= TlsVersion::TLS12,
+        tls13: max >= TlsVersion::TLS13,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // "secret", cost 4 (fast to check).
+    const HASH: &str = "$2b$04$Iy/3Dv6K6x1ZuUrg9ZbVPe4Ci6BH9BEF.HZn4r/ZcF1FEI0Ymv3Zm";
+
+    fn parse(text: &str) -> Result<WebConfig, WebConfigError> {
+        WebConfig::parse(Path::new("/etc/gym/web.yml"), text)
+    }
+
+    #[test]
+    fn the_documented_keys_are_read_and_files_resolved_beside_the_config() {
+        let c = parse(&format!(
+            "tls_server_config:\n  cert_file: s.crt\n  key_file: /abs/s.key\n  client_ca_file: ca.crt\n  min_version: TLS13\nbasic_auth_users:\n  prom: '{HASH}'\n"
+        ))
+        .unwrap();
+        let tls = c.tls.unwrap();
+        assert_eq!(tls.cert_file, Path::new("/etc/gym/s.crt"));
+        assert_eq!(tls.key_file, Path::new("/abs/s.key"));
+        assert_eq!(
+            tls.client_ca_file.as_deref(),
+            Some(Path::new("/etc/gym/ca.crt"))
+        );
+        assert!(
+            !tls.client_cert_optional,
+            "a client CA alone requires client certificates"
+        );
+        assert!(!tls.tls12 && tls.tls13);
+        assert_eq!(c.basic_auth_users["prom"], HASH);
+    }
+
+    #[test]
+    fn an_empty_file_configures_nothing() {
+        let c = parse("# nothing yet\n").unwrap();
+        assert_eq!(c.tls, None);
+        assert!(c.basic_auth_users.is_empty());
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_naming_the_key() {
+        for (text, key) in [
+            (
+                "tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites: [x]\n",
+                "cipher_suites",
+            ),
+            (
+                "http_server_config:\n  http2: false\n",
+                "http_server_config",
+            ),
+            ("basic_auth_user:\n  a: b\n", "basic_auth_user"),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.contains(key) && e.contains("/etc/gym/web.yml"), "{e}");
+        }
+    }
+
+    #[test]
+    fn bad_values_are_errors_naming_the_key_never_the_hash() {
+        let cases = [
+            ("basic_auth_users:\n  alice: plain-password\n", "basic_auth_users.alice"),
+            ("basic_auth_users:\n  'a:b': '$2b$04$Iy/3Dv6K6x1ZuUrg9ZbVPe4Ci6BH9BEF.HZn4r/ZcF1FEI0Ymv3Zm'\n", "basic_auth_users.a:b"),
+            ("tls_server_config:\n  key_file: b\n", "tls_server_config.cert_file"),
+            ("tls_server_config:\n  cert_file: a\n", "tls_server_config.key_file"),
+            ("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: RequireAndVerifyClientCert\n", "tls_server_config.client_ca_file"),
+            ("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: RequireAnyClientCert\n  client_ca_file: c\n", "tls_server_config.client_auth_type"),
+            ("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: NoClientCert\n  client_ca_file: c\n", "tls_server_config.client_ca_file"),
+            ("tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: TLS13\n  max_version: TLS12\n", "tls_server_config.min_version"),
+            ("tls_server_config:\n  cert_file: a\n  key_file: b\n  max_version: TLS11\n", "tls_server_config.max_version"),
+        ];
+        for (text, key) in cases {
+            let e = parse(text).unwrap_err();
+            let shown = e.to_string();
+            assert!(
+                matches!(&e, WebConfigError::Invalid { key: k, .. } if k == key),
+                "{key}: {shown}"
+            );
+            assert!(shown.contains(key), "{shown}");
+            assert!(
+                !shown.contains("plain-password") && !shown.contains(HASH),
+                "{shown}"
+            );
+        }
+        // A wrong type or an unknown variant names the key too.
+        let e = parse("tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: TLS9\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("min_version") || e.contains("TLS9"), "{e}");
+    }
+
+    #[test]
+    fn verify_if_given_lets_clients_without_a_certificate_in() {
+        let c = parse("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: VerifyClientCertIfGiven\n  client_ca_file: c\n  min_version: TLS10\n").unwrap();
+        let tls = c.tls.unwrap();
+        assert!(tls.client_cert_optional && tls.tls12 && tls.tls13);
+    }
+
+    #[test]
+    fn an_unreadable_file_is_an_error_naming_it() {
+        let e = WebConfig::load(Path::new("/nonexistent/gym-web.yml")).unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/gym-web.yml"), "{e}");
+    }
+}

@@ -50,6 +50,10 @@ mod recorder;
 mod resource;
 mod start;
 mod temporality;
+#[cfg(feature = "tls")]
+mod tls;
+mod tls_env;
+mod tls_settings;
 
 pub use builder::OtelBuilder;
 pub use env::ENV_VARIABLES;

@@ -141,3 +141,40 @@ fn http_mtls_into_victoria_metrics() {
         tls.handshakes_ok()
     );
 }
+
+#[test]
+fn insecure_makes_a_bare_grpc_endpoint_plaintext() {
+    if !tools() {
+        return;
+    }
+    let vm = VictoriaMetrics::start().unwrap();
+    let rotel = Rotel::start(&vm).unwrap();
+    // rotel's plain gRPC port, given without a scheme: only INSECURE=true
+    // makes it plaintext (without it the exporter would try TLS and fail).
+    let bare = rotel
+        .grpc_endpoint()
+        .trim_start_matches("http://")
+        .to_string();
+    let env = |name: &str| match name {
+        "OTEL_EXPORTER_OTLP_PROTOCOL" => Some("grpc".to_string()),
+        "OTEL_EXPORTER_OTLP_ENDPOINT" => Some(bare.clone()),
+        "OTEL_EXPORTER_OTLP_INSECURE" => Some("true".to_string()),
+        _ => None,
+    };
+    run(&vm, "e2e-grpc-insecure", || {
+        OtelBuilder::from_env_lookup(env).unwrap()
+    });
+    // The same endpoint without INSECURE means TLS, which rotel's plain port
+    // cannot speak: the export fails.
+    let (recorder, guard) = OtelBuilder::new()
+        .protocol(OtlpProtocol::Grpc)
+        .endpoint(bare.clone())
+        .shutdown_timeout(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    record_reference_sequence(&recorder);
+    assert!(
+        guard.force_flush().is_err(),
+        "TLS to a plaintext port succeeded"
+    );
+}

@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use gym_metrics_api::backend::{
@@ -16,6 +17,7 @@ use crate::endpoint::Endpoint;
 use crate::env::{EnvSettings, ENV_VARIABLES};
 use crate::resource::build_resource;
 use crate::start::{meter_provider, Export};
+use crate::tls_settings::{PemFile, TlsSettings};
 use crate::{
     BuildError, ConfigError, HistogramAggregation, MetricsExporter, OtelGuard, OtelRecorder,
     OtlpProtocol, TemporalityPreference,
@@ -81,6 +83,8 @@ pub struct OtelBuilder {
     service_name: Option<String>,
     resource_attributes: Vec<(String, String)>,
     console_writer: Option<ConsoleWriter>,
+    /// OTLP over TLS (issue 17): CA bundle, client identity, gRPC insecure.
+    tls: TlsSettings,
 }
 
 impl Default for OtelBuilder {
@@ -113,6 +117,7 @@ impl OtelBuilder {
             service_name: None,
             resource_attributes: Vec::new(),
             console_writer: None,
+            tls: TlsSettings::default(),
         }
     }
 
@@ -143,7 +148,7 @@ impl OtelBuilder {
     /// | `OTEL_SERVICE_NAME` | base of `service.name` (default `gym`) |
     /// | `OTEL_RESOURCE_ATTRIBUTES` | `k=v,...` extra resource attributes |
     /// | `OTEL_METRICS_EXPORTER` | `otlp` (default), `console`, `none` |
-    /// | `OTEL_EXPORTER_OTLP_[METRICS_]PROTOCOL` | `http/protobuf` (default), `grpc` |
+    /// | `OTEL_EXPORTER_OTLP_[METRICS_]PROTOCOL` | `http/protobuf` (default), `http/json`, `grpc` |
     /// | `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` | URL used as is |
     /// | `OTEL_EXPORTER_OTLP_ENDPOINT` | base URL (`/v1/metrics` appended for http) |
     /// | `OTEL_EXPORTER_OTLP_[METRICS_]HEADERS` | `k=v,...` request headers |
@@ -153,6 +158,10 @@ impl OtelBuilder {
     /// | `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` | `cumulative` (default), `delta`, `lowmemory` |
     /// | `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION` | `explicit_bucket_histogram` (default), `base2_exponential_bucket_histogram` |
     /// | `GYM_METRICS_OTEL_SHUTDOWN_TIMEOUT` | shutdown deadline, ms (default 5000) |
+    /// | `OTEL_EXPORTER_OTLP_[METRICS_]CERTIFICATE` | PEM CA bundle trusted instead of the platform's store |
+    /// | `OTEL_EXPORTER_OTLP_[METRICS_]CLIENT_CERTIFICATE` | PEM client certificate (chain) for mTLS |
+    /// | `OTEL_EXPORTER_OTLP_[METRICS_]CLIENT_KEY` | PEM private key of the client certificate |
+    /// | `OTEL_EXPORTER_OTLP_[METRICS_]INSECURE` | gRPC: `true` means plaintext for an endpoint without a scheme (default `false`: TLS) |
     ///
     /// Every value is also a builder setting, and explicit settings win. One
     /// caveat: the `opentelemetry-otlp` exporter itself also merges
@@ -173,6 +182,7 @@ impl OtelBuilder {
     /// assert!(err.to_string().contains("OTEL_METRIC_EXPORT_INTERVAL=\"soon\""));
     /// ```
     pub fn from_env_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let tls = crate::tls_env::read_tls(&lookup)?;
         let env = EnvSettings::read(lookup)?;
         let defaults = Self::new();
         Ok(Self {
@@ -192,6 +202,7 @@ impl OtelBuilder {
                 .unwrap_or(defaults.histogram_aggregation),
             service_name: env.service_name,
             resource_attributes: env.resource_attributes,
+            tls,
             ..defaults
         })
     }
@@ -233,8 +244,10 @@ impl OtelBuilder {
 
     /// The collector URL, used as is (`OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`):
     /// the full path for http/protobuf (`http://host:4318/v1/metrics`), the
-    /// host and port for gRPC (`http://host:4317`). Only `http://` URLs:
-    /// anything else is rejected by [`OtelBuilder::install`].
+    /// host and port for gRPC (`http://host:4317`). `https://` needs the
+    /// `tls` feature (on by default; see [`OtelBuilder::certificate`]); for
+    /// gRPC a bare `host:port` means TLS unless [`OtelBuilder::insecure`].
+    /// Anything else is rejected by [`OtelBuilder::install`].
     ///
     /// ```
     /// let b = gym_metrics_otel::OtelBuilder::new().endpoint("http://127.0.0.1:4318/v1/metrics");
@@ -410,13 +423,87 @@ impl OtelBuilder {
         self
     }
 
+    // ---- OTLP over TLS (issue 17) ----
+
+    /// A PEM CA bundle to verify the collector's certificate with, instead
+    /// of the platform's trust store
+    /// (`OTEL_EXPORTER_OTLP_[METRICS_]CERTIFICATE`). Read and checked by
+    /// [`OtelBuilder::build`]: a missing or unreadable file, or one without a
+    /// certificate, is an error naming the setting and the path. Needs the
+    /// `tls` feature (on by default).
+    ///
+    /// ```
+    /// let b = gym_metrics_otel::OtelBuilder::new()
+    ///     .endpoint("https://collector.example:4318/v1/metrics")
+    ///     .certificate("/etc/gym/collector-ca.pem");
+    /// # let _ = b;
+    /// ```
+    pub fn certificate(mut self, path: impl Into<PathBuf>) -> Self {
+        self.tls.certificate = Some(PemFile::new("certificate", path));
+        self
+    }
+
+    /// The PEM client certificate (chain, leaf first) for mTLS
+    /// (`OTEL_EXPORTER_OTLP_[METRICS_]CLIENT_CERTIFICATE`); needs
+    /// [`OtelBuilder::client_key`] too. Checked by [`OtelBuilder::build`]
+    /// like [`OtelBuilder::certificate`], and against its key.
+    ///
+    /// ```
+    /// let b = gym_metrics_otel::OtelBuilder::new()
+    ///     .client_certificate("/etc/gym/client.pem")
+    ///     .client_key("/etc/gym/client.key");
+    /// # let _ = b;
+    /// ```
+    pub fn client_certificate(mut self, path: impl Into<PathBuf>) -> Self {
+        self.tls.client_certificate = Some(PemFile::new("client_certificate", path));
+        self
+    }
+
+    /// The PEM private key (PKCS#8, PKCS#1 or SEC1) of
+    /// [`OtelBuilder::client_certificate`]
+    /// (`OTEL_EXPORTER_OTLP_[METRICS_]CLIENT_KEY`). A key that does not
+    /// match the certificate is an error of [`OtelBuilder::build`]; the key
+    /// itself is never printed.
+    ///
+    /// ```
+    /// let b = gym_metrics_otel::OtelBuilder::new().client_key("/etc/gym/client.key");
+    /// # let _ = b;
+    /// ```
+    pub fn client_key(mut self, path: impl Into<PathBuf>) -> Self {
+        self.tls.client_key = Some(PemFile::new("client_key", path));
+        self
+    }
+
+    /// gRPC only, as the specification says: `true` exports in plaintext to
+    /// an endpoint given without a scheme (`collector:4317`), which
+    /// otherwise means TLS (`OTEL_EXPORTER_OTLP_[METRICS_]INSECURE`, default
+    /// `false`). An `http://` or `https://` scheme always wins, and OTLP/HTTP
+    /// always follows its URL's scheme.
+    ///
+    /// ```
+    /// use gym_metrics_otel::{OtelBuilder, OtlpProtocol};
+    /// let b = OtelBuilder::new()
+    ///     .protocol(OtlpProtocol::Grpc)
+    ///     .endpoint("otel-sidecar:4317")
+    ///     .insecure(true);
+    /// # let _ = b;
+    /// ```
+    pub fn insecure(mut self, insecure: bool) -> Self {
+        self.tls.insecure = insecure;
+        self
+    }
+
+    // ---- end of OTLP over TLS ----
+
     /// Starts the pipeline without touching the process-wide facade: the
     /// recorder is yours to call (or to install). With exporter `none` the
     /// recorder aggregates and nothing is exported.
     ///
     /// # Errors
-    /// An invalid setting (a zero interval or timeout, a non-`http://`
-    /// endpoint, a bad header), an exporter that could not be built, or
+    /// An invalid setting (a zero interval or timeout, an endpoint that is
+    /// not an `http://` or `https://` URL, a bad header, a TLS file that is
+    /// missing, unreadable, holds no certificate or key, or a client key that
+    /// does not match its certificate), an exporter that could not be built, or
     /// [`BuildError::CompiledOff`] in a program built with the API's `off` feature.
     ///
     /// ```
@@ -463,6 +550,7 @@ impl OtelBuilder {
             interval: self.export_interval,
             temporality: self.temporality,
             console_writer: self.console_writer.clone(),
+            tls: &self.tls,
         };
         let provider = meter_provider(resource, self.histogram_aggregation, export)?;
         let recorder = OtelRecorder::new(&provider, self.role, &self.boundaries);
@@ -530,6 +618,7 @@ impl fmt::Debug for OtelBuilder {
             .field("service_name", &self.service_name)
             .field("resource_attributes", &self.resource_attributes)
             .field("console_writer", &self.console_writer)
+            .field("tls", &self.tls)
             .finish()
     }
 }

@@ -40,11 +40,14 @@ impl fmt::Debug for Endpoint {
     }
 }
 
-/// The URL to export to, validated: `http://host[:port][/path]`.
+/// The URL to export to, validated: `http://` or `https://`
+/// `host[:port][/path]`, or for gRPC also a bare `host:port`, to which
+/// [`grpc_url`] gives its scheme.
 ///
 /// # Errors
-/// An empty host, a scheme other than `http`, or `https` (this backend is
-/// built without a TLS stack), naming where the value came from.
+/// An empty host, another scheme, a bare `host:port` for OTLP/HTTP, or
+/// `https` in a build without the `tls` feature, naming where the value
+/// came from.
 pub(crate) fn resolve(
     endpoint: Option<&Endpoint>,
     protocol: OtlpProtocol,
@@ -54,38 +57,101 @@ pub(crate) fn resolve(
         Some(Endpoint::Exact { source, url }) => (*source, url.trim().to_string()),
         Some(Endpoint::Base { source, url }) => {
             let base = url.trim().trim_end_matches('/');
-            let url = match protocol {
-                OtlpProtocol::HttpProtobuf => format!("{base}/v1/metrics"),
-                OtlpProtocol::Grpc => base.to_string(),
+            let url = if protocol.is_http() {
+                format!("{base}/v1/metrics")
+            } else {
+                base.to_string()
             };
             (*source, url)
         }
     };
-    validate(source, &url)?;
+    validate(source, &url, protocol)?;
     Ok(url)
 }
 
-fn validate(source: &'static str, url: &str) -> Result<(), ConfigError> {
-    if url.to_ascii_lowercase().starts_with("https://") {
+/// A gRPC endpoint with its scheme: a bare `host:port` gets `https://`, or
+/// `http://` when `insecure` is set (`OTEL_EXPORTER_OTLP_[METRICS_]INSECURE`,
+/// as the specification says: it only governs an endpoint without a
+/// scheme); an explicit scheme always wins.
+///
+/// # Errors
+/// The endpoint needs TLS (bare and not insecure) in a build without the
+/// `tls` feature.
+pub(crate) fn grpc_url(url: &str, insecure: bool) -> Result<String, ConfigError> {
+    if scheme(url).is_some() {
+        return Ok(url.to_string());
+    }
+    if insecure {
+        return Ok(format!("http://{url}"));
+    }
+    if !cfg!(feature = "tls") {
         return Err(ConfigError::invalid(
-            source,
-            url,
-            "an http:// URL: this backend is built without TLS; export to a local collector or sidecar over http",
+            "insecure (OTEL_EXPORTER_OTLP_[METRICS_]INSECURE)",
+            "false",
+            format!(
+                "true for the endpoint {url} without a scheme, or an http:// endpoint: {NO_TLS}"
+            ),
         ));
     }
-    let Some(rest) = url.strip_prefix("http://") else {
-        return Err(ConfigError::invalid(
-            source,
-            url,
-            "an http:// URL such as http://localhost:4318/v1/metrics",
-        ));
+    Ok(format!("https://{url}"))
+}
+
+/// Whether the (resolved) URL asks for TLS.
+#[cfg_attr(not(feature = "tls"), allow(dead_code))]
+pub(crate) fn is_https(url: &str) -> bool {
+    scheme(url) == Some("https")
+}
+
+const NO_TLS: &str = "this build has no TLS (gym-metrics-otel's default `tls` feature is off); \
+    enable it or export to a local collector or sidecar over http";
+
+fn scheme(url: &str) -> Option<&'static str> {
+    let lower = url.to_ascii_lowercase();
+    ["http", "https"]
+        .into_iter()
+        .find(|s| lower.starts_with(&format!("{s}://")))
+}
+
+fn is_host_and_port(url: &str) -> bool {
+    match url.rsplit_once(':') {
+        Some((host, port)) => {
+            !host.is_empty() && !host.contains(['/', ':', ' ']) && port.parse::<u16>().is_ok()
+        }
+        None => false,
+    }
+}
+
+fn validate(source: &'static str, url: &str, protocol: OtlpProtocol) -> Result<(), ConfigError> {
+    let example = if protocol.is_http() {
+        "http://localhost:4318/v1/metrics"
+    } else {
+        "http://localhost:4317"
+    };
+    let rest = match scheme(url) {
+        Some("https") if !cfg!(feature = "tls") => {
+            return Err(ConfigError::invalid(
+                source,
+                url,
+                format!("an http:// URL such as {example}: {NO_TLS}"),
+            ));
+        }
+        Some(s) => &url[s.len() + "://".len()..],
+        // gRPC's bare `host:port` (the scheme comes from `insecure`).
+        None if !protocol.is_http() && is_host_and_port(url) => url,
+        None => {
+            return Err(ConfigError::invalid(
+                source,
+                url,
+                format!("an http:// or https:// URL such as {example}"),
+            ));
+        }
     };
     let authority = rest.split('/').next().unwrap_or_default();
     if authority.is_empty() || authority.contains(char::is_whitespace) {
         return Err(ConfigError::invalid(
             source,
             url,
-            "an http:// URL with a host, such as http://localhost:4318/v1/metrics",
+            format!("a URL with a host, such as {example}"),
         ));
     }
     Ok(())
@@ -124,10 +190,48 @@ mod tests {
     }
 
     #[test]
-    fn rejects_https_and_garbage_naming_the_source() {
-        for bad in ["https://c:4318", "c:4318", "http://", "http:// x"] {
+    fn rejects_garbage_naming_the_source() {
+        for bad in [
+            "ftp://c:4318",
+            "http://",
+            "http:// x",
+            "https://",
+            "grpc://c:4317",
+        ] {
             let e = resolve(Some(&base(bad)), OtlpProtocol::Grpc).unwrap_err();
             assert_eq!(e.variable(), "OTEL_EXPORTER_OTLP_ENDPOINT", "{bad}");
         }
+    }
+
+    #[test]
+    fn a_bare_host_and_port_is_for_grpc_only() {
+        assert_eq!(
+            resolve(Some(&base("c:4317")), OtlpProtocol::Grpc).unwrap(),
+            "c:4317"
+        );
+        for protocol in [OtlpProtocol::HttpProtobuf, OtlpProtocol::HttpJson] {
+            let e = resolve(Some(&base("c:4318")), protocol).unwrap_err();
+            assert_eq!(e.variable(), "OTEL_EXPORTER_OTLP_ENDPOINT");
+        }
+    }
+
+    #[test]
+    fn insecure_only_governs_a_bare_grpc_endpoint() {
+        assert_eq!(grpc_url("c:4317", true).unwrap(), "http://c:4317");
+        assert_eq!(grpc_url("https://c:4317", true).unwrap(), "https://c:4317");
+        assert_eq!(grpc_url("http://c:4317", false).unwrap(), "http://c:4317");
+        if cfg!(feature = "tls") {
+            assert_eq!(grpc_url("c:4317", false).unwrap(), "https://c:4317");
+        } else {
+            assert!(grpc_url("c:4317", false).is_err());
+        }
+    }
+
+    #[test]
+    fn https_needs_the_tls_feature() {
+        let https = resolve(Some(&base("https://c:4318")), OtlpProtocol::HttpJson);
+        assert_eq!(https.is_ok(), cfg!(feature = "tls"), "{https:?}");
+        assert!(is_https("HTTPS://c:4318/v1/metrics"));
+        assert!(!is_https("http://c:4318/v1/metrics"));
     }
 }

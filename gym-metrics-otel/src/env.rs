@@ -16,7 +16,7 @@ use crate::{
 /// assert!(gym_metrics_otel::ENV_VARIABLES.contains(&"OTEL_METRIC_EXPORT_INTERVAL"));
 /// assert!(gym_metrics_otel::ENV_VARIABLES.contains(&"OTEL_METRIC_EXPORT_TIMEOUT"));
 /// ```
-pub const ENV_VARIABLES: [&str; 17] = [
+pub const ENV_VARIABLES: [&str; 25] = [
     SDK_DISABLED,
     SERVICE_NAME,
     RESOURCE_ATTRIBUTES,
@@ -34,6 +34,15 @@ pub const ENV_VARIABLES: [&str; 17] = [
     TEMPORALITY,
     HISTOGRAM_AGGREGATION,
     SHUTDOWN_TIMEOUT,
+    // OTLP over TLS (issue 17), read by tls_env.rs.
+    crate::tls_env::TLS_ENV_VARIABLES[0],
+    crate::tls_env::TLS_ENV_VARIABLES[1],
+    crate::tls_env::TLS_ENV_VARIABLES[2],
+    crate::tls_env::TLS_ENV_VARIABLES[3],
+    crate::tls_env::TLS_ENV_VARIABLES[4],
+    crate::tls_env::TLS_ENV_VARIABLES[5],
+    crate::tls_env::TLS_ENV_VARIABLES[6],
+    crate::tls_env::TLS_ENV_VARIABLES[7],
 ];
 
 const SDK_DISABLED: &str = "OTEL_SDK_DISABLED";
@@ -232,7 +241,12 @@ mod tests {
         // Each name in ENV_VARIABLES, set to a value no variable accepts,
         // must be rejected: a listed variable that `read` skipped would pass
         // (OTEL_SERVICE_NAME takes any text, so it is checked by value).
-        for name in ENV_VARIABLES.into_iter().filter(|n| *n != SERVICE_NAME) {
+        // The TLS variables are read (and tested) in tls_env.rs.
+        let tls = crate::tls_env::TLS_ENV_VARIABLES;
+        for name in ENV_VARIABLES
+            .into_iter()
+            .filter(|n| *n != SERVICE_NAME && !tls.contains(n))
+        {
             let e = from(&[(name, "=not a value=")]).err();
             assert_eq!(e.map(|e| e.variable()), Some(name));
         }
@@ -277,9 +291,9 @@ mod tests {
             (SDK_DISABLED, "yes"),
             (RESOURCE_ATTRIBUTES, "novalue"),
             (METRICS_EXPORTER, "zipkin"),
-            (METRICS_PROTOCOL, "http/json"),
+            (METRICS_PROTOCOL, "http/xml"),
             (PROTOCOL, "carrier-pigeon"),
-            (METRICS_ENDPOINT, "https://c:4318/v1/metrics"),
+            (METRICS_ENDPOINT, "ftp://c:4318/v1/metrics"),
             (ENDPOINT, "localhost:4318"),
             (METRICS_TIMEOUT, "-1"),
             (TIMEOUT, "0"),

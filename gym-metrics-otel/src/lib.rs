@@ -1,7 +1,8 @@
 //! # gym-metrics-otel
 //!
 //! The OpenTelemetry backend of gym-metrics: the catalogue's instruments on
-//! `opentelemetry_sdk` 0.33, exported over OTLP (http/protobuf or gRPC), as
+//! `opentelemetry_sdk` 0.33, exported over OTLP (http/protobuf, http/json or
+//! gRPC, over TLS and mTLS with the default `tls` feature), as
 //! OTLP/JSON lines on the console, or not at all, configured by the standard
 //! `OTEL_*` variables (see [`OtelBuilder::from_env_lookup`]).
 //!
@@ -51,6 +52,10 @@ mod recorder;
 mod resource;
 mod start;
 mod temporality;
+#[cfg(feature = "tls")]
+mod tls;
+mod tls_env;
+mod tls_settings;
 
 pub use builder::OtelBuilder;
 pub use env::ENV_VARIABLES;

@@ -21,6 +21,7 @@ use crate::console_writer::ConsoleWriter;
 use crate::endpoint::{self, Endpoint};
 use crate::export_log::LoggedExporter;
 use crate::grpc_runtime::{GrpcRuntime, OnRuntime};
+use crate::tls_settings::TlsSettings;
 use crate::{
     BuildError, ConfigError, HistogramAggregation, MetricsExporter, OtlpProtocol,
     TemporalityPreference,
@@ -37,6 +38,8 @@ pub(crate) struct Export<'a> {
     pub(crate) interval: Duration,
     pub(crate) temporality: TemporalityPreference,
     pub(crate) console_writer: Option<ConsoleWriter>,
+    /// CA bundle, client identity, gRPC `insecure` (issue 17).
+    pub(crate) tls: &'a TlsSettings,
 }
 
 /// A meter provider with `resource`, the histogram aggregation, and a
@@ -78,41 +81,99 @@ fn add_reader(
             let exporter = ConsoleExporter::new(writer, temporality);
             provider.with_reader(reader(exporter, "the console", interval))
         }
-        (MetricsExporter::Otlp, OtlpProtocol::HttpProtobuf) => {
+        (MetricsExporter::Otlp, OtlpProtocol::HttpProtobuf | OtlpProtocol::HttpJson) => {
             let url = endpoint::resolve(export.endpoint, export.protocol)?;
             let headers: HashMap<String, String> = header_map(export.headers)?
                 .iter()
                 .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
                 .collect();
-            let exporter = opentelemetry_otlp::MetricExporter::builder()
+            let encoding = match export.protocol {
+                OtlpProtocol::HttpJson => Protocol::HttpJson,
+                _ => Protocol::HttpBinary,
+            };
+            let builder = opentelemetry_otlp::MetricExporter::builder()
                 .with_http()
-                .with_protocol(Protocol::HttpBinary)
+                .with_protocol(encoding)
                 .with_endpoint(url.clone())
                 .with_timeout(export.timeout)
                 .with_headers(headers)
-                .with_temporality(temporality)
-                .build()?;
+                .with_temporality(temporality);
+            let exporter = http_transport(builder, export.tls, &url, export.timeout)?.build()?;
             provider.with_reader(reader(exporter, &url, interval))
         }
         (MetricsExporter::Otlp, OtlpProtocol::Grpc) => {
             let url = endpoint::resolve(export.endpoint, export.protocol)?;
+            let url = endpoint::grpc_url(&url, export.tls.insecure)?;
             let metadata = MetadataMap::from_headers(header_map(export.headers)?);
             let runtime = GrpcRuntime::start().map_err(BuildError::Runtime)?;
             let exporter = {
                 // tonic's lazy channel spawns its worker on the current runtime.
                 let _entered = runtime.handle().enter();
-                opentelemetry_otlp::MetricExporter::builder()
+                let builder = opentelemetry_otlp::MetricExporter::builder()
                     .with_tonic()
                     .with_protocol(Protocol::Grpc)
                     .with_endpoint(url.clone())
                     .with_timeout(export.timeout)
                     .with_metadata(metadata)
-                    .with_temporality(temporality)
-                    .build()?
+                    .with_temporality(temporality);
+                grpc_transport(builder, export.tls, &url)?.build()?
             };
             provider.with_reader(reader(OnRuntime::new(exporter, runtime), &url, interval))
         }
     })
+}
+
+/// OTLP/HTTP's client: ours, on rustls with the TLS files loaded and
+/// checked (always ours, also for `http://`: reqwest is built without a
+/// crypto provider of its own).
+#[cfg(feature = "tls")]
+fn http_transport<B: WithHttpConfig>(
+    builder: B,
+    tls: &TlsSettings,
+    url: &str,
+    timeout: Duration,
+) -> Result<B, BuildError> {
+    let client = crate::tls::ClientTls::load(tls)?.http_client(endpoint::is_https(url), timeout)?;
+    Ok(builder.with_http_client(client))
+}
+
+/// Without the `tls` feature: the exporter's own plain client, and no TLS file.
+#[cfg(not(feature = "tls"))]
+fn http_transport<B: WithHttpConfig>(
+    builder: B,
+    tls: &TlsSettings,
+    _url: &str,
+    _timeout: Duration,
+) -> Result<B, BuildError> {
+    tls.reject_without_tls()?;
+    Ok(builder)
+}
+
+/// gRPC's TLS: the files loaded and checked, and tonic's TLS configuration
+/// for an `https` endpoint.
+#[cfg(feature = "tls")]
+fn grpc_transport<B: WithTonicConfig>(
+    builder: B,
+    tls: &TlsSettings,
+    url: &str,
+) -> Result<B, BuildError> {
+    let tls = crate::tls::ClientTls::load(tls)?;
+    Ok(if endpoint::is_https(url) {
+        builder.with_tls_config(tls.grpc_config())
+    } else {
+        builder
+    })
+}
+
+/// Without the `tls` feature: plaintext only, and no TLS file.
+#[cfg(not(feature = "tls"))]
+fn grpc_transport<B: WithTonicConfig>(
+    builder: B,
+    tls: &TlsSettings,
+    _url: &str,
+) -> Result<B, BuildError> {
+    tls.reject_without_tls()?;
+    Ok(builder)
 }
 
 fn reader<E: PushMetricExporter>(

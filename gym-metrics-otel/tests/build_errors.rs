@@ -16,12 +16,18 @@ fn config_error(builder: OtelBuilder) -> String {
 fn bad_settings_name_themselves() {
     let e = config_error(OtelBuilder::new().export_interval(Duration::ZERO));
     assert!(e.contains("export_interval"), "{e}");
-    let e = config_error(OtelBuilder::new().endpoint("https://collector:4318/v1/metrics"));
-    assert!(e.contains("endpoint") && e.contains("TLS"), "{e}");
+    let e = config_error(OtelBuilder::new().endpoint("ftp://collector:4318/v1/metrics"));
+    assert!(e.contains("endpoint") && e.contains("https://"), "{e}");
+    // A bare host:port is a gRPC endpoint (TLS unless insecure), never an OTLP/HTTP one.
+    let e = config_error(OtelBuilder::new().endpoint("collector:4318"));
+    assert!(
+        e.contains("endpoint") && e.contains("collector:4318"),
+        "{e}"
+    );
     let e = config_error(
         OtelBuilder::new()
             .protocol(OtlpProtocol::Grpc)
-            .endpoint("collector:4317"),
+            .endpoint("grpc://collector:4317"),
     );
     assert!(
         e.contains("endpoint") && e.contains("collector:4317"),
@@ -29,4 +35,16 @@ fn bad_settings_name_themselves() {
     );
     let e = config_error(OtelBuilder::new().headers([("bad header", "v")]));
     assert!(e.contains("HEADERS") && e.contains("bad header"), "{e}");
+}
+
+#[cfg(not(feature = "tls"))]
+#[test]
+fn without_the_tls_feature_https_is_rejected() {
+    let e = config_error(OtelBuilder::new().endpoint("https://collector:4318/v1/metrics"));
+    assert!(e.contains("endpoint") && e.contains("`tls` feature"), "{e}");
+    let e = config_error(OtelBuilder::new().certificate("/etc/ca.pem"));
+    assert!(
+        e.contains("certificate") && e.contains("`tls` feature"),
+        "{e}"
+    );
 }

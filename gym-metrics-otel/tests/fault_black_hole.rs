@@ -34,7 +34,7 @@ fn pipeline(
     base: &str,
 ) -> (gym_metrics_otel::OtelRecorder, gym_metrics_otel::OtelGuard) {
     let endpoint = match protocol {
-        OtlpProtocol::HttpProtobuf => format!("{base}/v1/metrics"),
+        OtlpProtocol::HttpProtobuf | OtlpProtocol::HttpJson => format!("{base}/v1/metrics"),
         OtlpProtocol::Grpc => base.to_string(),
     };
     OtelBuilder::new()

@@ -47,7 +47,7 @@ fn a_bad_header_variable_is_named_without_its_values() {
 #[test]
 fn an_endpoint_variable_is_named_without_its_userinfo() {
     let variable = "OTEL_EXPORTER_OTLP_ENDPOINT";
-    let value = format!("https://gym:{SECRET}@collector:4318");
+    let value = format!("ftp://gym:{SECRET}@collector:4318");
     let e =
         OtelBuilder::from_env_lookup(|name| (name == variable).then(|| value.clone())).unwrap_err();
     assert_redacted(&format!("{e} / {e:?}"), variable);
@@ -68,7 +68,7 @@ fn an_invalid_endpoint_setting_is_named_without_its_userinfo() {
         let e = build_error(
             OtelBuilder::new()
                 .protocol(protocol)
-                .endpoint(format!("https://gym:{SECRET}@collector:4318")),
+                .endpoint(format!("ftp://gym:{SECRET}@collector:4318")),
         );
         assert_redacted(&format!("{e} / {e:?}"), "endpoint");
     }

@@ -1,6 +1,8 @@
 //! A tiny OTLP/HTTP metrics receiver on 127.0.0.1 for the fault tests: it
 //! decodes requests with opentelemetry-proto's types, can answer 500, and can
-//! be stopped (connections refused) and restarted on the same port.
+//! be stopped (connections refused) and restarted on the same port. OTLP/JSON
+//! requests (`Content-Type: application/json`) are kept as parsed JSON, read
+//! independently of opentelemetry-proto (see `support::otlp_json`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -36,6 +38,7 @@ struct Shared {
     last_headers: Mutex<Vec<(String, String)>>,
     connections: Mutex<Vec<TcpStream>>,
     slow_answered: Mutex<Vec<ExportMetricsServiceRequest>>,
+    accepted_json: Mutex<Vec<serde_json::Value>>,
 }
 
 pub struct FakeCollector {
@@ -71,6 +74,11 @@ impl FakeCollector {
     /// Requests answered 200, decoded.
     pub fn accepted(&self) -> Vec<ExportMetricsServiceRequest> {
         self.shared.accepted.lock().unwrap().clone()
+    }
+
+    /// OTLP/JSON requests answered 200, parsed.
+    pub fn accepted_json(&self) -> Vec<serde_json::Value> {
+        self.shared.accepted_json.lock().unwrap().clone()
     }
 
     /// Requests a [`Answer::Slow`] collector answered 200 (late), decoded.
@@ -182,10 +190,18 @@ fn handle(stream: TcpStream, shared: &Shared) {
         if reader.read_exact(&mut body).is_err() {
             return;
         }
+        let json = headers
+            .iter()
+            .any(|(k, v)| k == "content-type" && v.starts_with("application/json"));
         *shared.last_headers.lock().unwrap() = headers;
         shared.attempts.fetch_add(1, Ordering::SeqCst);
         let answer = shared.answer.lock().unwrap().unwrap_or(Answer::Ok);
         let response: &[u8] = match answer {
+            Answer::Ok if json => {
+                let doc: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                shared.accepted_json.lock().unwrap().push(doc);
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+            }
             Answer::Ok => {
                 let request = ExportMetricsServiceRequest::decode(body.as_slice()).unwrap();
                 shared.accepted.lock().unwrap().push(request);

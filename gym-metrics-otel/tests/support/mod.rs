@@ -5,6 +5,7 @@
 pub mod counting_logger;
 pub mod fake_collector;
 pub mod tcp_proxy;
+pub mod tls;
 pub mod victoria;
 
 use std::io::Write;

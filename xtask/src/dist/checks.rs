@@ -176,7 +176,17 @@ pub fn otel_console_export(artifact: &Path) -> Result<String, String> {
 }
 
 /// Crates that only a backend needs; none may appear in the no-op build.
-pub const BACKEND_ONLY_CRATES: &[&str] = &["opentelemetry", "prometheus", "reqwest", "tonic"];
+pub const BACKEND_ONLY_CRATES: &[&str] = &[
+    "opentelemetry",
+    "prometheus",
+    "reqwest",
+    "tonic",
+    // The TLS stack (issue 17): rustls and rustls-*, its tokio/hyper glue, ring.
+    "rustls",
+    "tokio-rustls",
+    "hyper-rustls",
+    "ring",
+];
 
 /// `cargo tree` of the no-op build of the examples must name no backend-only crate.
 pub fn noop_tree_is_clean() -> Result<(), String> {

@@ -1,5 +1,6 @@
 //! A throwaway VictoriaMetrics single-node server on loopback.
 
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -17,34 +18,70 @@ use crate::tool::{tool_path, Tool};
 #[derive(Debug)]
 pub struct VictoriaMetrics {
     port: u16,
+    /// The https listener of [`VictoriaMetrics::start_tls`].
+    tls_port: Option<u16>,
     server: Server,
 }
 
 impl VictoriaMetrics {
     /// Starts VictoriaMetrics and waits until `/health` answers.
     pub fn start() -> Result<Self, String> {
+        Self::start_with(None)
+    }
+
+    /// As [`VictoriaMetrics::start`], with a second listener serving https
+    /// (`-tls -tlsCertFile -tlsKeyFile`) with the given PEM certificate and
+    /// key, for [`VictoriaMetrics::otlp_https_metrics_endpoint`]; the first
+    /// stays plain http for queries.
+    pub fn start_tls(certificate: &Path, key: &Path) -> Result<Self, String> {
+        Self::start_with(Some((certificate, key)))
+    }
+
+    fn start_with(tls: Option<(&Path, &Path)>) -> Result<Self, String> {
         let binary = tool_path(Tool::VictoriaMetrics)
             .ok_or("victoria-metrics not provisioned, run `cargo xtask tools`")?;
         retry_on_port_clash(|| {
             let port = free_port();
             let dir = TempDir::new("victoria-metrics")?;
             let mut cmd = Command::new(&binary);
-            cmd.arg(format!("-httpListenAddr=127.0.0.1:{port}"))
-                .arg(format!(
-                    "-storageDataPath={}",
-                    dir.path().join("data").display()
+            let tls_port = tls.map(|(certificate, key)| {
+                let tls_port = free_port();
+                // Array flags, one value per listener: plain, then https.
+                cmd.arg(format!(
+                    "-httpListenAddr=127.0.0.1:{port},127.0.0.1:{tls_port}"
                 ))
-                .arg("-opentelemetry.usePrometheusNaming")
-                .arg("-search.latencyOffset=1ms")
-                .arg("-search.disableCache")
-                .arg("-retentionPeriod=100y")
-                .current_dir(dir.path());
+                .arg("-tls=false,true")
+                .arg(format!("-tlsCertFile=,{}", certificate.display()))
+                .arg(format!("-tlsKeyFile=,{}", key.display()));
+                tls_port
+            });
+            if tls_port.is_none() {
+                cmd.arg(format!("-httpListenAddr=127.0.0.1:{port}"));
+            }
+            cmd.arg(format!(
+                "-storageDataPath={}",
+                dir.path().join("data").display()
+            ))
+            .arg("-opentelemetry.usePrometheusNaming")
+            .arg("-search.latencyOffset=1ms")
+            .arg("-search.disableCache")
+            .arg("-retentionPeriod=100y")
+            .current_dir(dir.path());
             let mut server = Server::spawn("victoria-metrics", cmd, dir)?;
             let health = format!("http://127.0.0.1:{port}/health");
             server.wait_ready("healthy on /health", || {
                 matches!(http_get(&health, &[]), Ok((200, _, _)))
             })?;
-            Ok(Self { port, server })
+            if let Some(tls_port) = tls_port {
+                server.wait_ready("accepting on its https port", || {
+                    crate::port::accepts_connections(tls_port)
+                })?;
+            }
+            Ok(Self {
+                port,
+                tls_port,
+                server,
+            })
         })
     }
 
@@ -56,6 +93,13 @@ impl VictoriaMetrics {
     /// `http://127.0.0.1:PORT/opentelemetry/v1/metrics`: where OTLP/HTTP metrics go.
     pub fn otlp_http_metrics_endpoint(&self) -> String {
         format!("{}/opentelemetry/v1/metrics", self.url())
+    }
+
+    /// `https://127.0.0.1:PORT/opentelemetry/v1/metrics` on the https
+    /// listener of [`VictoriaMetrics::start_tls`] (`None` without one).
+    pub fn otlp_https_metrics_endpoint(&self) -> Option<String> {
+        self.tls_port
+            .map(|p| format!("https://127.0.0.1:{p}/opentelemetry/v1/metrics"))
     }
 
     /// An instant query (vector or scalar result), after asking VictoriaMetrics to

@@ -1,0 +1,246 @@
+//! TLS for OTLP (the `tls` feature): the CA bundle and the client identity
+//! loaded and checked once at start-up, and the clients built from them:
+//! reqwest's blocking client on our rustls `ClientConfig` for OTLP/HTTP,
+//! tonic's `ClientTlsConfig` for gRPC. Both use rustls with the ring
+//! provider; without a CA bundle both trust the platform's store (read by
+//! `rustls-native-certs`, which honours `SSL_CERT_FILE` and `SSL_CERT_DIR`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use opentelemetry_otlp::tonic_types::transport::{Certificate, ClientTlsConfig, Identity};
+use rustls::crypto::{ring, CryptoProvider};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::sign::CertifiedKey;
+use rustls::{ClientConfig, Error as TlsError, InconsistentKeys, RootCertStore};
+
+use crate::tls_settings::{PemFile, TlsSettings};
+use crate::{BuildError, ConfigError};
+
+/// The client side of TLS, every file read and checked.
+pub(crate) struct ClientTls {
+    /// The CA bundle (its PEM text and its certificates); `None`: the
+    /// platform's trust store.
+    ca: Option<(Vec<u8>, RootCertStore)>,
+    identity: Option<ClientIdentity>,
+}
+
+/// A client certificate chain and the private key that matches it.
+struct ClientIdentity {
+    certificate_pem: Vec<u8>,
+    key_pem: Vec<u8>,
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+}
+
+impl ClientTls {
+    /// Reads and checks every file the settings name.
+    ///
+    /// # Errors
+    /// A file that is missing or unreadable, a CA bundle or client
+    /// certificate file without a PEM certificate (or with one that does not
+    /// parse), a key file without a PEM private key, a key of a type rustls
+    /// cannot sign with, a key that does not match its certificate, or a
+    /// client certificate without a key (or the other way round); each names
+    /// the setting or variable and the path.
+    pub(crate) fn load(settings: &TlsSettings) -> Result<Self, ConfigError> {
+        let ca = match &settings.certificate {
+            None => None,
+            Some(file) => {
+                let pem = read(file)?;
+                let mut roots = RootCertStore::empty();
+                for certificate in certificates(file, &pem)? {
+                    roots.add(certificate).map_err(|e| {
+                        ConfigError::invalid(
+                            file.source,
+                            file.shown(),
+                            format!("a CA bundle whose certificates parse as X.509 ({e})"),
+                        )
+                    })?;
+                }
+                Some((pem, roots))
+            }
+        };
+        let identity = match (&settings.client_certificate, &settings.client_key) {
+            (None, None) => None,
+            (Some(certificate), Some(key)) => Some(identity(certificate, key)?),
+            (Some(certificate), None) => {
+                return Err(ConfigError::invalid(
+                    certificate.source,
+                    certificate.shown(),
+                    "a client certificate together with its key: set OTEL_EXPORTER_OTLP_[METRICS_]CLIENT_KEY \
+                     (or the builder's client_key) too",
+                ))
+            }
+            (None, Some(key)) => {
+                return Err(ConfigError::invalid(
+                    key.source,
+                    key.shown(),
+                    "a client key together with its certificate: set OTEL_EXPORTER_OTLP_[METRICS_]CLIENT_CERTIFICATE \
+                     (or the builder's client_certificate) too",
+                ))
+            }
+        };
+        Ok(Self { ca, identity })
+    }
+
+    /// The blocking HTTP client for OTLP/HTTP, with `timeout` per request.
+    /// Built on a thread of its own, as the exporter builds its default one:
+    /// reqwest's blocking client must not be made inside an async runtime.
+    ///
+    /// # Errors
+    /// The platform's trust store is empty (for an `https` endpoint without
+    /// a CA bundle), or reqwest rejects the configuration.
+    pub(crate) fn http_client(
+        &self,
+        https: bool,
+        timeout: Duration,
+    ) -> Result<reqwest::blocking::Client, BuildError> {
+        let config = self.rustls_config(https)?;
+        std::thread::Builder::new()
+            .name("gym-metrics-otel-http-client".into())
+            .spawn(move || {
+                reqwest::blocking::Client::builder()
+                    .timeout(timeout)
+                    .tls_backend_preconfigured(config)
+                    .build()
+            })
+            .map_err(|e| {
+                BuildError::Exporter(format!(
+                    "cannot start a thread to build the HTTP client: {e}"
+                ))
+            })?
+            .join()
+            .map_err(|_| {
+                BuildError::Exporter("the thread building the HTTP client panicked".into())
+            })?
+            .map_err(|e| BuildError::Exporter(format!("the HTTP client could not be built: {e}")))
+    }
+
+    /// tonic's TLS configuration for a gRPC `https` endpoint.
+    pub(crate) fn grpc_config(&self) -> ClientTlsConfig {
+        let config = match &self.ca {
+            Some((pem, _)) => ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem)),
+            None => ClientTlsConfig::new().with_native_roots(),
+        };
+        match &self.identity {
+            Some(id) => config.identity(Identity::from_pem(&id.certificate_pem, &id.key_pem)),
+            None => config,
+        }
+    }
+
+    fn rustls_config(&self, https: bool) -> Result<ClientConfig, BuildError> {
+        let roots = match (&self.ca, https) {
+            (Some((_, roots)), _) => roots.clone(),
+            (None, true) => platform_roots()?,
+            // Plain http: no handshake ever happens, so no store is read.
+            (None, false) => RootCertStore::empty(),
+        };
+        let builder = ClientConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| BuildError::Exporter(format!("rustls: {e}")))?
+            .with_root_certificates(roots);
+        match &self.identity {
+            None => Ok(builder.with_no_client_auth()),
+            Some(id) => builder
+                .with_client_auth_cert(id.chain.clone(), id.key.clone_key())
+                .map_err(|e| {
+                    BuildError::Exporter(format!("rustls rejected the client certificate: {e}"))
+                }),
+        }
+    }
+}
+
+/// The crypto provider of every rustls configuration here: ring, named
+/// explicitly, so no process-wide default has to be installed.
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(ring::default_provider())
+}
+
+/// The platform's trust store.
+fn platform_roots() -> Result<RootCertStore, ConfigError> {
+    let mut roots = RootCertStore::empty();
+    let (added, _ignored) =
+        roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+    if added == 0 {
+        return Err(ConfigError::invalid(
+            "OTEL_EXPORTER_OTLP_[METRICS_]CERTIFICATE",
+            "",
+            "a CA bundle: the platform's trust store holds no usable certificate \
+             (install the ca-certificates package, set SSL_CERT_FILE, or name a bundle)",
+        ));
+    }
+    Ok(roots)
+}
+
+fn read(file: &PemFile) -> Result<Vec<u8>, ConfigError> {
+    std::fs::read(&file.path).map_err(|e| {
+        ConfigError::invalid(
+            file.source,
+            file.shown(),
+            format!("a readable PEM file ({e})"),
+        )
+    })
+}
+
+/// Every certificate in `pem`; at least one.
+fn certificates(file: &PemFile, pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, ConfigError> {
+    let certificates: Vec<_> = CertificateDer::pem_slice_iter(pem)
+        .collect::<Result<_, _>>()
+        .map_err(|e| {
+            ConfigError::invalid(
+                file.source,
+                file.shown(),
+                format!("a PEM file of certificates ({e})"),
+            )
+        })?;
+    if certificates.is_empty() {
+        return Err(ConfigError::invalid(
+            file.source,
+            file.shown(),
+            "a PEM file with at least one -----BEGIN CERTIFICATE----- block",
+        ));
+    }
+    Ok(certificates)
+}
+
+fn identity(certificate: &PemFile, key: &PemFile) -> Result<ClientIdentity, ConfigError> {
+    let certificate_pem = read(certificate)?;
+    let chain = certificates(certificate, &certificate_pem)?;
+    let key_pem = read(key)?;
+    let private_key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| {
+        ConfigError::invalid(
+            key.source,
+            key.shown(),
+            format!("a PEM file with a private key, PKCS#8, PKCS#1 or SEC1 ({e})"),
+        )
+    })?;
+    match CertifiedKey::from_der(chain.clone(), private_key.clone_key(), &provider()) {
+        Ok(_) => {}
+        Err(TlsError::InconsistentKeys(InconsistentKeys::KeyMismatch)) => {
+            return Err(ConfigError::invalid(
+                key.source,
+                key.shown(),
+                format!(
+                    "the private key of the certificate in {}={}: this key does not match it",
+                    certificate.source,
+                    certificate.shown()
+                ),
+            ))
+        }
+        Err(e) => {
+            return Err(ConfigError::invalid(
+                key.source,
+                key.shown(),
+                format!("a key rustls can sign with, ECDSA P-256/P-384, Ed25519 or RSA ({e})"),
+            ))
+        }
+    }
+    Ok(ClientIdentity {
+        certificate_pem,
+        key_pem,
+        chain,
+        key: private_key,
+    })
+}

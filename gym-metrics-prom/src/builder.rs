@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gym_metrics_api::backend::{Boundaries, BoundariesError};
+use gym_metrics_api::backend::{Boundaries, BoundariesError, GymEnv, NoopRecorder};
 use gym_metrics_api::{Installation, Role};
 
 use crate::endpoint::Endpoint;
@@ -42,6 +42,7 @@ pub struct PrometheusBuilder {
     service_base: Option<String>,
     resource_attributes: Vec<(String, String)>,
     final_scrape_wait: Option<Duration>,
+    gym: GymEnv,
 }
 
 impl Default for PrometheusBuilder {
@@ -68,12 +69,19 @@ impl PrometheusBuilder {
             service_base: None,
             resource_attributes: Vec::new(),
             final_scrape_wait: None,
+            gym: GymEnv::default(),
         }
     }
 
     /// [`PrometheusBuilder::new`], then `OTEL_EXPORTER_PROMETHEUS_HOST`,
     /// `OTEL_EXPORTER_PROMETHEUS_PORT`, `OTEL_SERVICE_NAME` and
-    /// `OTEL_RESOURCE_ATTRIBUTES` where set (an empty variable counts as unset).
+    /// `OTEL_RESOURCE_ATTRIBUTES` where set (an empty variable counts as unset),
+    /// and NeMo Gym's settings (see [`gym_metrics_api::backend::GymEnv`]):
+    /// `NEMO_GYM_OTEL_ENABLED` / `…_METRICS_ENABLED` false installs without
+    /// listening, `…_RUN_ID` (else `SLURM_JOB_ID`) is `nemo.run.id`,
+    /// `…_SERVICE_NAME_PER_SERVER` and `…_SPAN_GROUPS` as in Gym, each
+    /// falling back to its `NEMO_LENS_*` twin. `…_EXPORTER` is validated but
+    /// has no meaning here: this backend is scraped.
     ///
     /// # Errors
     /// A [`ConfigError`] naming the variable and its value when one cannot be
@@ -85,9 +93,29 @@ impl PrometheusBuilder {
     /// # Ok::<(), gym_metrics_prom::ConfigError>(())
     /// ```
     pub fn from_env() -> Result<Self, ConfigError> {
-        let vars = gym_metrics_api::backend::EnvVars::from_process(&crate::env_config::VARIABLES)?;
+        let names: Vec<&'static str> = crate::env_config::VARIABLES
+            .into_iter()
+            .chain(GymEnv::VARIABLES)
+            .collect();
+        let vars = gym_metrics_api::backend::EnvVars::from_process(&names)?;
         let env = EnvConfig::from_lookup(|name| vars.get(name))?;
-        Ok(Self::new().apply_env(env))
+        let gym = GymEnv::read(|name| vars.get(name))?;
+        Ok(Self::new().apply_env(env).gym_env(gym))
+    }
+
+    /// NeMo Gym's settings, as [`GymEnv::read`] gives them (what
+    /// [`PrometheusBuilder::from_env`] reads from the process environment).
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::GymEnv;
+    /// let gym = GymEnv::read(|n| (n == "NEMO_GYM_OTEL_RUN_ID").then(|| "run-7".to_string()))?;
+    /// let (_r, h) = gym_metrics_prom::PrometheusBuilder::new().gym_env(gym).build()?;
+    /// assert!(h.render().contains("nemo_run_id=\"run-7\""));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn gym_env(mut self, gym: GymEnv) -> Self {
+        self.gym = gym;
+        self
     }
 
     fn apply_env(mut self, env: EnvConfig) -> Self {
@@ -223,11 +251,12 @@ impl PrometheusBuilder {
             &self.role,
             self.service_base.as_deref(),
             &self.resource_attributes,
+            &self.gym,
         );
         let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries));
         let families = Families::new(Arc::clone(&metrics), &resource);
         Ok((
-            PrometheusRecorder::new(metrics),
+            PrometheusRecorder::new(metrics, self.gym.span_groups()),
             PrometheusHandle::new(Exposition::new(Arc::new(families))),
         ))
     }
@@ -245,9 +274,16 @@ impl PrometheusBuilder {
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn install_recorder(self) -> Result<(PrometheusHandle, Installation), BuildError> {
+        self.gym.log_install_notice("gym-metrics-prom");
+        let silenced = self.gym.silenced_by().is_some();
+        let noop = NoopRecorder::new(self.role.clone()).with_span_groups(self.gym.span_groups());
         let (recorder, handle) = self.build()?;
-        let installation =
-            gym_metrics_api::install(recorder).map_err(|_| BuildError::AlreadyInstalled)?;
+        let installed = if silenced {
+            gym_metrics_api::install(noop).map_err(|_| ())
+        } else {
+            gym_metrics_api::install(recorder).map_err(|_| ())
+        };
+        let installation = installed.map_err(|()| BuildError::AlreadyInstalled)?;
         Ok((handle, installation))
     }
 
@@ -272,6 +308,12 @@ impl PrometheusBuilder {
     pub fn install(self) -> Result<PrometheusGuard, BuildError> {
         // Before binding: a dead recorder must not even open a port.
         gym_metrics_api::backend::check_recording_compiled_in()?;
+        if self.gym.silenced_by().is_some() {
+            // Gym's switch says export nothing: declare the role, open no port.
+            let (handle, installation) = self.install_recorder()?;
+            return Ok(PrometheusGuard::new(None, handle, installation));
+        }
+        self.gym.log_install_notice("gym-metrics-prom");
         let listener = self.listen.bind()?;
         let final_scrape_wait = self.final_scrape_wait;
         let (recorder, handle) = self.build()?;
@@ -279,7 +321,7 @@ impl PrometheusBuilder {
         let endpoint = Endpoint::start(listener, handle.clone(), final_scrape_wait)?;
         let installation =
             gym_metrics_api::install(recorder).map_err(|_| BuildError::AlreadyInstalled)?;
-        Ok(PrometheusGuard::new(endpoint, handle, installation))
+        Ok(PrometheusGuard::new(Some(endpoint), handle, installation))
     }
 }
 

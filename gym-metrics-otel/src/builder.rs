@@ -145,7 +145,7 @@ impl OtelBuilder {
     /// | variable | meaning |
     /// |---|---|
     /// | `OTEL_SDK_DISABLED` | `true`: same as exporter `none` |
-    /// | `OTEL_SERVICE_NAME` | base of `service.name` (default `gym`) |
+    /// | `OTEL_SERVICE_NAME` | base of `service.name` (default `nemo-gym`) |
     /// | `OTEL_RESOURCE_ATTRIBUTES` | `k=v,...` extra resource attributes |
     /// | `OTEL_METRICS_EXPORTER` | `otlp` (default), `console`, `none` |
     /// | `OTEL_EXPORTER_OTLP_[METRICS_]PROTOCOL` | `http/protobuf` (default), `grpc` |
@@ -404,7 +404,7 @@ impl OtelBuilder {
         self
     }
 
-    /// The base of `service.name` (`OTEL_SERVICE_NAME`, default `gym`);
+    /// The base of `service.name` (`OTEL_SERVICE_NAME`, default `nemo-gym`);
     /// the exported name is `<base>/<role name>`.
     ///
     /// ```

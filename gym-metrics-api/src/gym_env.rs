@@ -415,6 +415,41 @@ mod tests {
         GymEnv::read(|name| map.get(name).cloned())
     }
 
+    /// What nemo-gym 0.7.0's `configure_telemetry_env(TelemetryConfig(enabled=True))`
+    /// writes into the environment its children inherit (captured by running it).
+    pub(crate) const GYM_CHILD_ENV: [(&str, &str); 12] = [
+        ("NEMO_GYM_OTEL_ENABLED", "1"),
+        ("NEMO_GYM_OTEL_EXPORTER", "otlp"),
+        ("NEMO_GYM_OTEL_INSTRUMENT_AIOHTTP", "1"),
+        ("NEMO_GYM_OTEL_LOGS_ENABLED", "0"),
+        ("NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED", "0"),
+        ("NEMO_GYM_OTEL_MEMORY_PROFILING_INTERVAL_SECONDS", "1.0"),
+        ("NEMO_GYM_OTEL_METRICS_ENABLED", "1"),
+        ("NEMO_GYM_OTEL_RUN_ID", "c9729c8ca114"),
+        ("NEMO_GYM_OTEL_SERVICE_NAME_PER_SERVER", "1"),
+        ("NEMO_GYM_OTEL_SPAN_GROUPS", "default"),
+        ("NEMO_GYM_OTEL_TRACES_ENABLED", "1"),
+        ("OTEL_SERVICE_NAME", "nemo-gym"),
+    ];
+
+    #[test]
+    fn the_environment_gym_hands_its_children_is_read_as_gym_means_it() {
+        let env = read(&GYM_CHILD_ENV).unwrap();
+        assert_eq!(env.silenced_by(), None);
+        assert_eq!(env.exporter(), Some(GymExporter::Otlp));
+        assert!(env.selects_otlp());
+        assert_eq!(env.run_id(), "c9729c8ca114");
+        assert_eq!(env.span_groups(), SpanGroups::DEFAULT_PRESET);
+        let notice = env.install_notice("b").unwrap();
+        assert!(
+            notice.contains("NEMO_GYM_OTEL_SPAN_GROUPS=\"default\""),
+            "{notice}"
+        );
+        let attrs =
+            env.resource_attributes(&Role::server("math", "resources_servers"), Some("nemo-gym"));
+        assert_eq!(attrs[0], ("service.name", "nemo-gym/math".to_string()));
+    }
+
     #[test]
     fn nothing_set_is_our_default() {
         let env = read(&[]).unwrap();

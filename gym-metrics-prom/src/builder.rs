@@ -261,7 +261,11 @@ impl PrometheusBuilder {
         ))
     }
 
-    /// Installs the recorder into the facade, without a listener.
+    /// Installs the recorder into the facade, without a listener. When a
+    /// NeMo Gym setting (`NEMO_GYM_OTEL_ENABLED=false`, `…_METRICS_ENABLED=false`)
+    /// silences the backend, a recorder that records nothing is installed
+    /// instead (the role is still declared) and the handle renders no gym
+    /// samples; install logs one line saying so.
     ///
     /// # Errors
     /// [`BuildError::AlreadyInstalled`] if a recorder is already installed.
@@ -290,6 +294,9 @@ impl PrometheusBuilder {
     /// Installs the recorder and serves `GET /metrics` on a thread of its own
     /// (with its own tokio current-thread runtime: the application needs none).
     /// The listener stops, and the port is freed, when the guard is dropped.
+    /// When a NeMo Gym setting silences the backend (see
+    /// [`PrometheusBuilder::install_recorder`]), no port is opened at all
+    /// ([`PrometheusGuard::is_serving`] is false).
     ///
     /// # Errors
     /// [`BuildError::Bind`] naming the address if it cannot be bound,

@@ -359,7 +359,8 @@ impl GymEnv {
         if let Some(cause) = self.silenced_by() {
             return Some(format!(
                 "{backend}: {cause}: installed, but recording and exporting nothing \
-                 (no gym.* metrics from this process); unset it or set it to true to export"
+                 (gym.verify.* and every other gym.* metric will not be recorded); \
+                 unset it or set it to true to export"
             ));
         }
         let groups = self.span_groups.as_ref()?;

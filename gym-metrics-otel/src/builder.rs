@@ -459,7 +459,7 @@ impl OtelBuilder {
     /// let (recorder, guard) = OtelBuilder::new().exporter(MetricsExporter::Console)
     ///     .console_writer(std::io::sink())
     ///     .build()?;
-    /// recorder.record_rollout_duration(1200.0);
+    /// recorder.record_rollout_duration_ms(1200.0);
     /// guard.shutdown()?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

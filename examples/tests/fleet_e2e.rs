@@ -93,7 +93,7 @@ mod otel {
                 ("OTEL_SERVICE_NAME", "gym".into()),
             ],
             from_orchestrator: Box::new(|s| {
-                s.labels.get("service_name").map(String::as_str) == Some("gym/orchestrator")
+                s.labels.get("service_name").map(String::as_str) == Some("nemo-gym/orchestrator")
             }),
         });
     }

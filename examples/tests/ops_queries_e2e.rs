@@ -393,7 +393,7 @@ fn every_rule_and_panel_query_returns_data_from_a_live_fleet() {
     let of_type = |t: &str| -> BTreeSet<String> {
         prometheus
             .query(&format!(
-                "target_info{{job=\"{FLEET_JOB}\", gym_server_type=\"{t}\"}}"
+                "target_info{{job=\"{FLEET_JOB}\", nemo_gym_server_type=\"{t}\"}}"
             ))
             .unwrap_or_else(|e| panic!("{e}"))
             .iter()
@@ -1056,18 +1056,18 @@ fn threshold_expressions_split() {
     assert_eq!(split_threshold("a or absent(b)"), None);
     let known = set(&[
         "gym_verify_completed_total",
-        "gym_server_name",
+        "nemo_gym_server_name",
         "target_info",
     ]);
     assert_eq!(
         unknown_names(
-            "sum(gym_verify_completed_totl{a=\"gym_x\"}) * on (job) group_left (gym_server_name) target_info",
+            "sum(gym_verify_completed_totl{a=\"gym_x\"}) * on (job) group_left (nemo_gym_server_name) target_info",
             &known
         ),
         ["gym_verify_completed_totl"]
     );
     assert_eq!(
-        legend_labels("{{gym_server_name}} {{ instance }} p95"),
-        ["gym_server_name", "instance"]
+        legend_labels("{{nemo_gym_server_name}} {{ instance }} p95"),
+        ["nemo_gym_server_name", "instance"]
     );
 }

@@ -54,6 +54,7 @@ pub use crate::boundaries::{Boundaries, BoundariesError};
 pub use crate::compiled_off::{check_recording_compiled_in, CompiledOffError};
 pub use crate::config_error::ConfigError;
 pub use crate::env_vars::EnvVars;
+pub use crate::gym_env::{GymEnv, GymExporter, RUN_ID_ATTRIBUTE, SERVICE_GROUP_ATTRIBUTE};
 pub use crate::http_sd::{render_sd_json, HTTP_SD_CONTENT_TYPE};
 pub use crate::http_server::{status_code_str, ERROR_TYPE_OTHER};
 pub use crate::per_thread::PerThread;
@@ -64,6 +65,7 @@ pub use crate::redact::{
 pub use crate::role::{
     DEFAULT_SERVICE_NAME, ROLE_ATTRIBUTE, SERVER_NAME_ATTRIBUTE, SERVER_TYPE_ATTRIBUTE,
 };
+pub use crate::span_groups::SpanGroups;
 pub use crate::tally::{VerifyCounts, VerifyTally};
 pub use crate::units::{duration_ms, duration_nanos};
 

@@ -8,25 +8,42 @@
 //! the facade asks one function whether there is a recorder to call, and
 //! under `off` the answer is a constant `None`.
 //!
+//! The recorder's span groups ([`Recorder::span_groups`]) live in the same
+//! word as the state, above its two low bits, published by the same release
+//! store: [`try_load_for`] asks "installed, and is this group on?" with the
+//! one acquire load and one compare that [`try_load`] costs.
+//!
 //! The facade and the install both depend on this file; it depends on
 //! neither.
 
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU16, Ordering};
 
 use crate::compiled_off::COMPILED_OFF;
 use crate::recorder::Recorder;
+use crate::span_groups::Group;
 
 /// No recorder, and no install under way.
-const UNINITIALIZED: u8 = 0;
+const UNINITIALIZED: u16 = 0;
 /// An install won the state and is filling the slot; readers see nothing yet.
-const INITIALIZING: u8 = 1;
+const INITIALIZING: u16 = 1;
 /// The slot is filled, for good.
-const INITIALIZED: u8 = 2;
+const INITIALIZED: u16 = 2;
+/// The bits of the state word that hold the state; the span groups' mask
+/// sits above them.
+const STATE_BITS: u16 = 0b11;
+/// How far the span groups' mask is shifted in the state word.
+const GROUPS_SHIFT: u32 = 8;
 
-/// The state and the slot it guards.
+/// The state word's bit for `group`.
+#[inline(always)]
+const fn group_bit(group: Group) -> u16 {
+    (group.bit() as u16) << GROUPS_SHIFT
+}
+
+/// The state (and, once initialised, the span groups) and the slot it guards.
 struct RecorderCell {
-    state: AtomicU8,
+    state: AtomicU16,
     slot: UnsafeCell<Option<&'static dyn Recorder>>,
 }
 
@@ -42,7 +59,7 @@ static CELL: RecorderCell = RecorderCell::new();
 impl RecorderCell {
     const fn new() -> Self {
         Self {
-            state: AtomicU8::new(UNINITIALIZED),
+            state: AtomicU16::new(UNINITIALIZED),
             slot: UnsafeCell::new(None),
         }
     }
@@ -60,18 +77,32 @@ impl RecorderCell {
         {
             return Err(recorder);
         }
+        let groups = u16::from(recorder.span_groups().bits()) << GROUPS_SHIFT;
         // Leaked on purpose: record calls hold `&'static` references to it.
         let recorder: &'static dyn Recorder = Box::leak(Box::new(recorder));
         // SAFETY: winning the exchange makes this the slot's only writer, and
         // no reader touches the slot before INITIALIZED is published below.
         unsafe { *self.slot.get() = Some(recorder) };
-        self.state.store(INITIALIZED, Ordering::Release);
+        self.state.store(INITIALIZED | groups, Ordering::Release);
         Ok(recorder)
     }
 
     #[inline(always)]
     fn load(&self) -> Option<&'static dyn Recorder> {
-        if self.state.load(Ordering::Acquire) != INITIALIZED {
+        if self.state.load(Ordering::Acquire) & STATE_BITS != INITIALIZED {
+            return None;
+        }
+        // SAFETY: the acquire load saw INITIALIZED, stored (release) after
+        // the slot's only write, so the slot is filled and stays as it is.
+        unsafe { *self.slot.get() }
+    }
+
+    /// [`RecorderCell::load`], and `None` too when `group` is off: the
+    /// same one load and one compare.
+    #[inline(always)]
+    fn load_for(&self, group: Group) -> Option<&'static dyn Recorder> {
+        let wanted = STATE_BITS | group_bit(group);
+        if self.state.load(Ordering::Acquire) & wanted != INITIALIZED | group_bit(group) {
             return None;
         }
         // SAFETY: the acquire load saw INITIALIZED, stored (release) after
@@ -96,6 +127,17 @@ pub(crate) fn try_load() -> Option<&'static dyn Recorder> {
     CELL.load()
 }
 
+/// The recorder a record call of `group` goes to: `None` before an install,
+/// when the installed recorder's span groups leave `group` out, and always
+/// under the `off` feature.
+#[inline(always)]
+pub(crate) fn try_load_for(group: Group) -> Option<&'static dyn Recorder> {
+    if COMPILED_OFF {
+        return None;
+    }
+    CELL.load_for(group)
+}
+
 /// The installed recorder, whatever `off` says: start-up code reads the
 /// declared role under `off` too ([`crate::role()`]).
 #[inline]
@@ -106,8 +148,32 @@ pub(crate) fn installed() -> Option<&'static dyn Recorder> {
 #[cfg(test)]
 mod tests {
     use super::RecorderCell;
-    use crate::backend::{NoopRecorder, Recorder};
-    use crate::Role;
+    use crate::backend::{NoopRecorder, Recorder, SpanGroups};
+    use crate::{Group, Role};
+
+    #[test]
+    fn the_groups_travel_with_the_state() {
+        let cell = RecorderCell::new();
+        assert!(cell.load_for(Group::Rollout).is_none(), "nothing installed");
+        let groups = SpanGroups::DEFAULT_PRESET;
+        cell.set(NoopRecorder::new(Role::server("s-0", "resources")).with_span_groups(groups))
+            .unwrap();
+        for group in Group::ALL {
+            assert_eq!(
+                cell.load_for(group).is_some(),
+                groups.contains(group),
+                "{group:?}"
+            );
+        }
+        assert!(cell.load().is_some(), "ungated loads see the recorder");
+    }
+
+    #[test]
+    fn every_group_on_by_default() {
+        let cell = RecorderCell::new();
+        cell.set(NoopRecorder::new(Role::orchestrator())).unwrap();
+        assert!(Group::ALL.iter().all(|g| cell.load_for(*g).is_some()));
+    }
 
     #[test]
     fn filled_once_and_the_loser_gets_its_recorder_back() {

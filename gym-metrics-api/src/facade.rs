@@ -7,9 +7,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::cell::try_load;
+use crate::cell::{try_load, try_load_for};
 use crate::role::check_writes_fleet_size;
-use crate::{bad_input, catalogue, HttpServerRequest, RoleError};
+use crate::{bad_input, catalogue, Group, HttpServerRequest, RoleError};
 
 /// True when a backend is installed, i.e. when recording does anything.
 ///
@@ -26,15 +26,37 @@ pub fn enabled() -> bool {
     try_load().is_some()
 }
 
+/// True when a backend is installed and its span groups (NeMo Gym's
+/// `…_SPAN_GROUPS`; every group unless set) include `group`: whether a call
+/// site of that group records. Costs what [`enabled`] costs, one atomic load
+/// and a branch; constant `false` under the `off` feature.
+///
+/// [`Group::Rollout`] gates [`record_rollout_duration`] and the
+/// [`crate::RolloutTimer`], [`Group::Verify`] gates [`record_verify`] and the
+/// [`crate::VerifyTimer`], [`Group::Server`] gates
+/// [`record_http_server_request`]; `gym.servers.active` is not gated.
+///
+/// ```
+/// use gym_metrics_api::{group_enabled, Group};
+/// if group_enabled(Group::Verify) {
+///     // work that only feeds gym.verify.*
+/// }
+/// # assert!(!group_enabled(Group::Verify)); // nothing installed here
+/// ```
+#[inline(always)]
+pub fn group_enabled(group: Group) -> bool {
+    try_load_for(group).is_some()
+}
+
 /// Records one rollout's wall time into `gym.rollout.duration_ms`.
-/// Failed rollouts count too.
+/// Failed rollouts count too. Gated on [`Group::Rollout`].
 ///
 /// ```
 /// gym_metrics_api::record_rollout_duration(std::time::Duration::from_millis(1200));
 /// ```
 #[inline]
 pub fn record_rollout_duration(duration: Duration) {
-    if let Some(r) = try_load() {
+    if let Some(r) = try_load_for(Group::Rollout) {
         r.record_rollout_duration(duration);
     }
 }
@@ -48,7 +70,7 @@ pub fn record_rollout_duration(duration: Duration) {
 /// ```
 #[inline]
 pub fn record_rollout_duration_ms(duration_ms: f64) {
-    if let Some(r) = try_load() {
+    if let Some(r) = try_load_for(Group::Rollout) {
         if let Some(ms) = bad_input::accept(duration_ms, catalogue::ROLLOUT_DURATION.name) {
             r.record_rollout_duration_ms(ms);
         }
@@ -56,14 +78,15 @@ pub fn record_rollout_duration_ms(duration_ms: f64) {
 }
 
 /// Records one verification's wall time into `gym.verify.duration_ms` and
-/// folds its outcome into the success rate and the verify counters.
+/// folds its outcome into the success rate and the verify counters. Gated
+/// on [`Group::Verify`] (off under Gym's `default` span-group preset).
 ///
 /// ```
 /// gym_metrics_api::record_verify(std::time::Duration::from_millis(40), true);
 /// ```
 #[inline]
 pub fn record_verify(duration: Duration, succeeded: bool) {
-    if let Some(r) = try_load() {
+    if let Some(r) = try_load_for(Group::Verify) {
         r.record_verify(duration, succeeded);
     }
 }
@@ -76,7 +99,7 @@ pub fn record_verify(duration: Duration, succeeded: bool) {
 /// ```
 #[inline]
 pub fn record_verify_ms(duration_ms: f64, succeeded: bool) {
-    if let Some(r) = try_load() {
+    if let Some(r) = try_load_for(Group::Verify) {
         if let Some(ms) = bad_input::accept(duration_ms, catalogue::VERIFY_DURATION.name) {
             r.record_verify_ms(ms, succeeded);
         }
@@ -99,7 +122,7 @@ pub fn record_verify_ms(duration_ms: f64, succeeded: bool) {
 /// ```
 #[inline]
 pub fn record_http_server_request(request: &HttpServerRequest) {
-    if let Some(r) = try_load() {
+    if let Some(r) = try_load_for(Group::Server) {
         r.record_http_server_request(request);
     }
 }

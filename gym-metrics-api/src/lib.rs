@@ -61,6 +61,7 @@ mod env_vars;
 mod facade;
 mod file_sd;
 mod fleet_target;
+mod gym_env;
 mod http_sd;
 mod http_server;
 mod install;
@@ -71,14 +72,15 @@ mod recorder;
 mod redact;
 mod resource;
 mod role;
+mod span_groups;
 mod tally;
 mod timer;
 mod units;
 
 pub use bad_input::dropped_values;
 pub use facade::{
-    enabled, record_active_servers, record_http_server_request, record_rollout_duration,
-    record_rollout_duration_ms, record_verify, record_verify_ms,
+    enabled, group_enabled, record_active_servers, record_http_server_request,
+    record_rollout_duration, record_rollout_duration_ms, record_verify, record_verify_ms,
 };
 pub use file_sd::FileSdError;
 pub use fleet_target::{
@@ -92,4 +94,5 @@ pub use http_server::{
 pub use http_server::{HttpServerMetrics, HttpServerMetricsFuture, HttpServerMetricsLayer};
 pub use install::{install, role, FleetSize, Installation, SetRecorderError};
 pub use role::{Role, RoleError};
+pub use span_groups::Group;
 pub use timer::{RolloutTimer, VerifyTimer};

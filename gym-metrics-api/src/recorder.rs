@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::span_groups::SpanGroups;
 use crate::units::duration_ms;
 use crate::{FleetTarget, HttpServerRequest, Role};
 
@@ -152,6 +153,19 @@ pub trait Recorder: Send + Sync + 'static {
     fn publish_fleet_targets(&self, targets: &[FleetTarget]) {
         let _ = targets;
     }
+
+    /// The span groups whose call sites record (NeMo Gym's `…_SPAN_GROUPS`):
+    /// read once, at install, into the facade's gate
+    /// ([`crate::group_enabled`]). The default is every group.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::{NoopRecorder, Recorder, SpanGroups};
+    /// let r = NoopRecorder::new(gym_metrics_api::Role::orchestrator());
+    /// assert_eq!(r.span_groups(), SpanGroups::ALL);
+    /// ```
+    fn span_groups(&self) -> SpanGroups {
+        SpanGroups::ALL
+    }
 }
 
 /// A recorder that records nothing; what a no-op backend installs.
@@ -166,6 +180,7 @@ pub trait Recorder: Send + Sync + 'static {
 #[derive(Debug, Clone)]
 pub struct NoopRecorder {
     role: Role,
+    span_groups: SpanGroups,
 }
 
 impl NoopRecorder {
@@ -177,7 +192,25 @@ impl NoopRecorder {
     /// assert_eq!(r.role().server_type(), "agent");
     /// ```
     pub fn new(role: Role) -> Self {
-        Self { role }
+        Self {
+            role,
+            span_groups: SpanGroups::ALL,
+        }
+    }
+
+    /// The same recorder, declaring `groups` as its span groups (so that
+    /// [`crate::group_enabled`] answers as the configuration says even
+    /// when nothing is exported).
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::{NoopRecorder, Recorder, SpanGroups};
+    /// let r = NoopRecorder::new(gym_metrics_api::Role::orchestrator())
+    ///     .with_span_groups(SpanGroups::DEFAULT_PRESET);
+    /// assert!(!r.span_groups().contains(gym_metrics_api::Group::Verify));
+    /// ```
+    pub fn with_span_groups(mut self, groups: SpanGroups) -> Self {
+        self.span_groups = groups;
+        self
     }
 }
 
@@ -191,4 +224,7 @@ impl Recorder for NoopRecorder {
     fn record_verify_ms(&self, _duration_ms: f64, _succeeded: bool) {}
     #[inline]
     fn record_active_servers(&self, _count: u64) {}
+    fn span_groups(&self) -> SpanGroups {
+        self.span_groups
+    }
 }

@@ -113,7 +113,8 @@ impl Role {
     }
 
     /// The resource attributes every backend attaches for this role, as
-    /// `(key, value)` pairs: `gym.role`, `gym.server.name`, `gym.server.type`.
+    /// `(key, value)` pairs: `gym.role`, and NeMo Gym's `nemo.gym.server.name`
+    /// and `nemo.gym.server.type`.
     ///
     /// ```
     /// let attrs = gym_metrics_api::Role::server("s-0", "resources").resource_attributes();
@@ -128,11 +129,11 @@ impl Role {
     }
 
     /// `service.name` for this process: `<base>/<name>`, where `base` is
-    /// `OTEL_SERVICE_NAME` or `gym`.
+    /// `OTEL_SERVICE_NAME` or `nemo-gym` (NeMo Gym's).
     ///
     /// ```
     /// let r = gym_metrics_api::Role::server("s-0", "resources");
-    /// assert_eq!(r.service_name(None), "gym/s-0");
+    /// assert_eq!(r.service_name(None), "nemo-gym/s-0");
     /// assert_eq!(r.service_name(Some("lab")), "lab/s-0");
     /// ```
     pub fn service_name(&self, base: Option<&str>) -> String {
@@ -151,7 +152,8 @@ impl fmt::Display for Role {
     }
 }
 
-/// The base of `service.name` when `OTEL_SERVICE_NAME` is not set.
+/// The base of `service.name` when `OTEL_SERVICE_NAME` is not set: NeMo
+/// Gym's (its orchestrator sets `OTEL_SERVICE_NAME=nemo-gym` by default).
 ///
 /// ```
 /// use gym_metrics_api::backend::DEFAULT_SERVICE_NAME;
@@ -159,7 +161,7 @@ impl fmt::Display for Role {
 /// let without_env = Role::orchestrator().service_name(None);
 /// assert_eq!(without_env, format!("{DEFAULT_SERVICE_NAME}/orchestrator"));
 /// ```
-pub const DEFAULT_SERVICE_NAME: &str = "gym";
+pub const DEFAULT_SERVICE_NAME: &str = "nemo-gym";
 /// Resource attribute carrying [`Role::kind`].
 ///
 /// ```
@@ -169,7 +171,7 @@ pub const DEFAULT_SERVICE_NAME: &str = "gym";
 /// assert!(attrs.contains(&(ROLE_ATTRIBUTE, "server".to_string())));
 /// ```
 pub const ROLE_ATTRIBUTE: &str = "gym.role";
-/// Resource attribute carrying [`Role::name`].
+/// Resource attribute carrying [`Role::name`]: NeMo Gym's key.
 ///
 /// ```
 /// use gym_metrics_api::backend::SERVER_NAME_ATTRIBUTE;
@@ -177,8 +179,10 @@ pub const ROLE_ATTRIBUTE: &str = "gym.role";
 /// let attrs = Role::server("math-0", "resources").resource_attributes();
 /// assert!(attrs.contains(&(SERVER_NAME_ATTRIBUTE, "math-0".to_string())));
 /// ```
-pub const SERVER_NAME_ATTRIBUTE: &str = "gym.server.name";
-/// Resource attribute carrying [`Role::server_type`].
+pub const SERVER_NAME_ATTRIBUTE: &str = "nemo.gym.server.name";
+/// Resource attribute carrying [`Role::server_type`]: NeMo Gym's key (Gym's
+/// types are `resources_servers`, `responses_api_agents`,
+/// `responses_api_models`, `environment_servers` and `orchestrator`).
 ///
 /// ```
 /// use gym_metrics_api::backend::SERVER_TYPE_ATTRIBUTE;
@@ -186,7 +190,7 @@ pub const SERVER_NAME_ATTRIBUTE: &str = "gym.server.name";
 /// let attrs = Role::orchestrator().resource_attributes();
 /// assert!(attrs.contains(&(SERVER_TYPE_ATTRIBUTE, "orchestrator".to_string())));
 /// ```
-pub const SERVER_TYPE_ATTRIBUTE: &str = "gym.server.type";
+pub const SERVER_TYPE_ATTRIBUTE: &str = "nemo.gym.server.type";
 
 /// `Ok` when `role` may write `gym.servers.active` ([`Role::writes_fleet_size`]),
 /// otherwise the [`RoleError`] naming it: the facade's runtime refusal.

@@ -2,7 +2,8 @@
 
 use std::time::Instant;
 
-use crate::facade::{enabled, record_rollout_duration, record_verify};
+use crate::facade::{group_enabled, record_rollout_duration, record_verify};
+use crate::Group;
 
 /// Times one rollout and records it into `gym.rollout.duration_ms` when dropped,
 /// whether the rollout succeeded or not.
@@ -22,7 +23,8 @@ pub struct RolloutTimer {
 }
 
 impl RolloutTimer {
-    /// Starts timing; reads the clock only if a backend is installed.
+    /// Starts timing; reads the clock only if a backend is installed and
+    /// the [`Group::Rollout`] span group is on.
     ///
     /// ```
     /// let t = gym_metrics_api::RolloutTimer::start();
@@ -31,7 +33,7 @@ impl RolloutTimer {
     #[inline]
     pub fn start() -> Self {
         Self {
-            start: enabled().then(Instant::now),
+            start: group_enabled(Group::Rollout).then(Instant::now),
         }
     }
 
@@ -78,7 +80,8 @@ pub struct VerifyTimer {
 }
 
 impl VerifyTimer {
-    /// Starts timing; reads the clock only if a backend is installed.
+    /// Starts timing; reads the clock only if a backend is installed and
+    /// the [`Group::Verify`] span group is on.
     ///
     /// ```
     /// let _t = gym_metrics_api::VerifyTimer::start();
@@ -86,7 +89,7 @@ impl VerifyTimer {
     #[inline]
     pub fn start() -> Self {
         Self {
-            start: enabled().then(Instant::now),
+            start: group_enabled(Group::Verify).then(Instant::now),
             succeeded: false,
         }
     }

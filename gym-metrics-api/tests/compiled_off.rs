@@ -33,6 +33,9 @@ impl Recorder for Spy {
 fn nothing_reaches_any_recorder() {
     let installation = gym_metrics_api::install(Spy(Role::orchestrator())).unwrap();
     assert!(!gym_metrics_api::enabled());
+    for group in gym_metrics_api::Group::ALL {
+        assert!(!gym_metrics_api::group_enabled(group), "{group:?}");
+    }
     gym_metrics_api::record_rollout_duration(Duration::from_millis(1));
     gym_metrics_api::record_rollout_duration_ms(1.0);
     gym_metrics_api::record_verify(Duration::from_millis(1), true);

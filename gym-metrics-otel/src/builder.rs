@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use gym_metrics_api::backend::{
-    Boundaries, BoundariesError, EnvVars, NoopRecorder, RedactedHeaders,
+    Boundaries, BoundariesError, EnvVars, GymEnv, NoopRecorder, RedactedHeaders,
 };
 use gym_metrics_api::Role;
 
@@ -85,6 +85,8 @@ pub struct OtelBuilder {
     console_writer: Option<ConsoleWriter>,
     /// OTLP over TLS (issue 17): CA bundle, client identity, gRPC insecure.
     tls: TlsSettings,
+    /// NeMo Gym's settings (`NEMO_GYM_OTEL_*` / `NEMO_LENS_*`).
+    gym: GymEnv,
 }
 
 impl Default for OtelBuilder {
@@ -118,6 +120,7 @@ impl OtelBuilder {
             resource_attributes: Vec::new(),
             console_writer: None,
             tls: TlsSettings::default(),
+            gym: GymEnv::default(),
         }
     }
 
@@ -134,7 +137,9 @@ impl OtelBuilder {
     /// # Ok::<(), gym_metrics_otel::ConfigError>(())
     /// ```
     pub fn from_env() -> Result<Self, ConfigError> {
-        let vars = EnvVars::from_process(&ENV_VARIABLES)?;
+        // NeMo Gym's variables are read beside the OTEL_* ones.
+        let names: Vec<&'static str> = ENV_VARIABLES.into_iter().chain(GymEnv::VARIABLES).collect();
+        let vars = EnvVars::from_process(&names)?;
         Self::from_env_lookup(|name| vars.get(name))
     }
 
@@ -145,7 +150,7 @@ impl OtelBuilder {
     /// | variable | meaning |
     /// |---|---|
     /// | `OTEL_SDK_DISABLED` | `true`: same as exporter `none` |
-    /// | `OTEL_SERVICE_NAME` | base of `service.name` (default `gym`) |
+    /// | `OTEL_SERVICE_NAME` | base of `service.name` (default `nemo-gym`) |
     /// | `OTEL_RESOURCE_ATTRIBUTES` | `k=v,...` extra resource attributes |
     /// | `OTEL_METRICS_EXPORTER` | `otlp` (default), `console`, `none` |
     /// | `OTEL_EXPORTER_OTLP_[METRICS_]PROTOCOL` | `http/protobuf` (default), `http/json`, `grpc` |
@@ -162,6 +167,14 @@ impl OtelBuilder {
     /// | `OTEL_EXPORTER_OTLP_[METRICS_]CLIENT_CERTIFICATE` | PEM client certificate (chain) for mTLS |
     /// | `OTEL_EXPORTER_OTLP_[METRICS_]CLIENT_KEY` | PEM private key of the client certificate |
     /// | `OTEL_EXPORTER_OTLP_[METRICS_]INSECURE` | gRPC: `true` means plaintext for an endpoint without a scheme (default `false`: TLS) |
+    ///
+    /// And NeMo Gym's settings, `NEMO_GYM_OTEL_<KEY>` else `NEMO_LENS_<KEY>`
+    /// (see [`GymEnv`]): `ENABLED` / `METRICS_ENABLED` false installs the
+    /// role and exports nothing; `EXPORTER` (`otlp`, `console`) wins over
+    /// `OTEL_METRICS_EXPORTER` (not over `OTEL_SDK_DISABLED`), and when Gym's
+    /// variables select OTLP with no protocol set the protocol is Gym's
+    /// default, gRPC; `RUN_ID` (else `SLURM_JOB_ID`) is `nemo.run.id`;
+    /// `SERVICE_NAME_PER_SERVER` and `SPAN_GROUPS` as in Gym.
     ///
     /// Every value is also a builder setting, and explicit settings win. One
     /// caveat: the `opentelemetry-otlp` exporter itself also merges
@@ -183,11 +196,16 @@ impl OtelBuilder {
     /// ```
     pub fn from_env_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let tls = crate::tls_env::read_tls(&lookup)?;
-        let env = EnvSettings::read(lookup)?;
+        let env = EnvSettings::read(&lookup)?;
+        // NeMo Gym's settings: over OTEL_METRICS_EXPORTER, and Gym's protocol.
+        let gym = GymEnv::read(&lookup)?;
+        let (exporter, protocol) =
+            crate::gym_settings::exporter_and_protocol(&gym, env.exporter, env.protocol);
         let defaults = Self::new();
         Ok(Self {
-            exporter: env.exporter.unwrap_or(defaults.exporter),
-            protocol: env.protocol.unwrap_or(defaults.protocol),
+            gym,
+            exporter: exporter.unwrap_or(defaults.exporter),
+            protocol: protocol.unwrap_or(defaults.protocol),
             endpoint: env.endpoint,
             headers: env.headers.unwrap_or_default(),
             export_timeout: env.export_timeout.unwrap_or(defaults.export_timeout),
@@ -215,6 +233,23 @@ impl OtelBuilder {
     /// ```
     pub fn role(mut self, role: Role) -> Self {
         self.role = role;
+        self
+    }
+
+    /// NeMo Gym's settings, as [`GymEnv::read`] gives them: the run id,
+    /// `service.name` per server, the span groups, and whether anything is
+    /// exported. ([`OtelBuilder::from_env`] reads them, and also applies
+    /// Gym's exporter and protocol, which this setter leaves alone.)
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::GymEnv;
+    /// let gym = GymEnv::read(|n| (n == "NEMO_GYM_OTEL_RUN_ID").then(|| "run-7".to_string()))?;
+    /// let b = gym_metrics_otel::OtelBuilder::new().gym_env(gym);
+    /// assert!(format!("{b:?}").contains("run-7"));
+    /// # Ok::<(), gym_metrics_otel::ConfigError>(())
+    /// ```
+    pub fn gym_env(mut self, gym: GymEnv) -> Self {
+        self.gym = gym;
         self
     }
 
@@ -383,7 +418,7 @@ impl OtelBuilder {
         self
     }
 
-    /// The base of `service.name` (`OTEL_SERVICE_NAME`, default `gym`);
+    /// The base of `service.name` (`OTEL_SERVICE_NAME`, default `nemo-gym`);
     /// the exported name is `<base>/<role name>`.
     ///
     /// ```
@@ -540,6 +575,7 @@ impl OtelBuilder {
             self.service_name.as_deref(),
             &self.resource_attributes,
             instance_id,
+            &self.gym,
         );
         let export = Export {
             exporter: self.exporter,
@@ -553,7 +589,8 @@ impl OtelBuilder {
             tls: &self.tls,
         };
         let provider = meter_provider(resource, self.histogram_aggregation, export)?;
-        let recorder = OtelRecorder::new(&provider, self.role, &self.boundaries);
+        let recorder = OtelRecorder::new(&provider, self.role, &self.boundaries)
+            .with_span_groups(self.gym.span_groups());
         Ok((
             recorder,
             OtelGuard::new(Some(provider), self.shutdown_timeout),
@@ -562,7 +599,8 @@ impl OtelBuilder {
 
     /// Starts the pipeline and installs its recorder into the facade
     /// (`gym_metrics_api::install`). With exporter `none` (or
-    /// `OTEL_SDK_DISABLED=true`) nothing is started and a recorder that
+    /// `OTEL_SDK_DISABLED=true`, or NeMo Gym's `…_ENABLED` /
+    /// `…_METRICS_ENABLED` false) nothing is started and a recorder that
     /// records nothing is installed: the role is declared as with any
     /// backend, so `gym_metrics_api::role()` and the guard's `fleet_size()`
     /// answer as they would with an exporter.
@@ -587,9 +625,13 @@ impl OtelBuilder {
         if gym_metrics_api::role().is_some() {
             return Err(BuildError::AlreadyInstalled);
         }
-        if self.exporter == MetricsExporter::None {
-            let installation = gym_metrics_api::install(NoopRecorder::new(self.role))
-                .map_err(|_| BuildError::AlreadyInstalled)?;
+        // NeMo Gym's switches: one line when they silence the backend or
+        // leave gym.verify.* out.
+        self.gym.log_install_notice("gym-metrics-otel");
+        if self.exporter == MetricsExporter::None || self.gym.silenced_by().is_some() {
+            let noop = NoopRecorder::new(self.role).with_span_groups(self.gym.span_groups());
+            let installation =
+                gym_metrics_api::install(noop).map_err(|_| BuildError::AlreadyInstalled)?;
             return Ok(OtelGuard::new(None, self.shutdown_timeout).with_installation(installation));
         }
         let (recorder, guard) = self.build()?;
@@ -619,6 +661,7 @@ impl fmt::Debug for OtelBuilder {
             .field("resource_attributes", &self.resource_attributes)
             .field("console_writer", &self.console_writer)
             .field("tls", &self.tls)
+            .field("gym", &self.gym)
             .finish()
     }
 }
@@ -681,6 +724,41 @@ mod tests {
             HistogramAggregation::Base2Exponential
         );
         assert_eq!(b.shutdown_timeout, Duration::from_millis(700));
+    }
+
+    #[test]
+    fn gym_selecting_otlp_without_a_protocol_speaks_grpc_to_localhost_4317() {
+        let b = from(&[("NEMO_GYM_OTEL_ENABLED", "1")]);
+        assert_eq!(b.exporter, MetricsExporter::Otlp);
+        assert_eq!(b.protocol, OtlpProtocol::Grpc);
+        assert_eq!(
+            crate::endpoint::resolve(b.endpoint.as_ref(), b.protocol).unwrap(),
+            "http://localhost:4317"
+        );
+        // Gym's Slurm executor sets the protocol: it wins.
+        let b = from(&[
+            ("NEMO_GYM_OTEL_ENABLED", "1"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+        ]);
+        assert_eq!(b.protocol, OtlpProtocol::HttpProtobuf);
+    }
+
+    #[test]
+    fn gyms_exporter_wins_over_otel_metrics_exporter() {
+        let b = from(&[
+            ("OTEL_METRICS_EXPORTER", "otlp"),
+            ("NEMO_LENS_EXPORTER", "console"),
+        ]);
+        assert_eq!(b.exporter, MetricsExporter::Console);
+    }
+
+    #[test]
+    fn a_bad_gym_value_is_a_start_up_error_naming_it() {
+        let map: HashMap<&str, String> =
+            [("NEMO_GYM_OTEL_EXPORTER", "prometheus".to_string())].into();
+        let e = OtelBuilder::from_env_lookup(|name| map.get(name).cloned()).unwrap_err();
+        assert_eq!(e.variable(), "NEMO_GYM_OTEL_EXPORTER");
+        assert!(e.to_string().contains("prometheus") && e.to_string().contains("otlp or console"));
     }
 
     #[test]

@@ -43,6 +43,7 @@ mod export_log;
 mod exporter_choice;
 mod grpc_runtime;
 mod guard;
+mod gym_settings;
 mod histogram_aggregation;
 mod http_attributes;
 mod key_values;

@@ -4,7 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use gym_metrics_api::backend::{
-    catalogue, Boundaries, Recorder, VerifyTally, MAX_DURATION_MS, SCOPE_NAME, SCOPE_VERSION,
+    catalogue, Boundaries, Recorder, SpanGroups, VerifyTally, MAX_DURATION_MS, SCOPE_NAME,
+    SCOPE_VERSION,
 };
 use gym_metrics_api::{HttpServerRequest, Role};
 use opentelemetry::metrics::{Gauge, Histogram, Meter, MeterProvider as _};
@@ -56,6 +57,7 @@ pub struct OtelRecorder {
     verify: Histogram<f64>,
     servers_active: Option<Gauge<u64>>,
     http_server: Histogram<f64>,
+    span_groups: SpanGroups,
 }
 
 impl OtelRecorder {
@@ -88,7 +90,15 @@ impl OtelRecorder {
             servers_active,
             tally,
             role,
+            span_groups: SpanGroups::ALL,
         }
+    }
+
+    /// The same recorder, declaring `groups` (NeMo Gym's `…_SPAN_GROUPS`)
+    /// to the facade's gate at install.
+    pub(crate) fn with_span_groups(mut self, groups: SpanGroups) -> Self {
+        self.span_groups = groups;
+        self
     }
 }
 
@@ -139,6 +149,10 @@ fn register_tally_instruments(meter: &Meter, tally: &Arc<VerifyTally>) {
 impl Recorder for OtelRecorder {
     fn role(&self) -> &Role {
         &self.role
+    }
+
+    fn span_groups(&self) -> SpanGroups {
+        self.span_groups
     }
 
     // Capped as the facade caps: the SDK's histogram sum does not saturate,

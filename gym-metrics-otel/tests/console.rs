@@ -43,7 +43,7 @@ fn shutdown_prints_the_final_values_as_one_json_line() {
     assert_eq!(scope["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(
         resource_attribute(doc, "service.name").as_deref(),
-        Some("gym/orchestrator")
+        Some("nemo-gym/orchestrator")
     );
     assert_eq!(
         resource_attribute(doc, "gym.role").as_deref(),
@@ -116,7 +116,7 @@ fn a_server_exports_no_fleet_size_and_names_itself() {
         Some("lab/math-0")
     );
     assert_eq!(
-        resource_attribute(doc, "gym.server.type").as_deref(),
+        resource_attribute(doc, "nemo.gym.server.type").as_deref(),
         Some("resources")
     );
     assert_eq!(resource_attribute(doc, "team").as_deref(), Some("rl"));

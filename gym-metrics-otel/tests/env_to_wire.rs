@@ -74,5 +74,5 @@ fn variables_configure_what_is_sent() {
     };
     assert_eq!(attr("service.name").as_deref(), Some("envtest/agent-3"));
     assert_eq!(attr("deployment.environment").as_deref(), Some("ci"));
-    assert_eq!(attr("gym.server.type").as_deref(), Some("agent"));
+    assert_eq!(attr("nemo.gym.server.type").as_deref(), Some("agent"));
 }

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gym_metrics_api::backend::{Boundaries, BoundariesError};
+use gym_metrics_api::backend::{Boundaries, BoundariesError, GymEnv, NoopRecorder};
 use gym_metrics_api::{Installation, Role};
 
 use crate::endpoint::{Endpoint, Protection};
@@ -45,6 +45,7 @@ pub struct PrometheusBuilder {
     #[cfg(feature = "metrics-facade")]
     metrics_facade: Option<gym_metrics_api::metrics_facade::MetricsFacade>,
     web_config_file: Option<std::path::PathBuf>,
+    gym: GymEnv,
 }
 
 impl Default for PrometheusBuilder {
@@ -74,13 +75,20 @@ impl PrometheusBuilder {
             #[cfg(feature = "metrics-facade")]
             metrics_facade: None,
             web_config_file: None,
+            gym: GymEnv::default(),
         }
     }
 
     /// [`PrometheusBuilder::new`], then `OTEL_EXPORTER_PROMETHEUS_HOST`,
-    /// `OTEL_EXPORTER_PROMETHEUS_PORT`, `OTEL_SERVICE_NAME`,
-    /// `OTEL_RESOURCE_ATTRIBUTES` and `GYM_METRICS_WEB_CONFIG_FILE` where set
-    /// (an empty variable counts as unset).
+    /// `OTEL_EXPORTER_PROMETHEUS_PORT`, `OTEL_SERVICE_NAME` and
+    /// `OTEL_RESOURCE_ATTRIBUTES` and `GYM_METRICS_WEB_CONFIG_FILE` where set (an empty
+    /// variable counts as unset),
+    /// and NeMo Gym's settings (see [`gym_metrics_api::backend::GymEnv`]):
+    /// `NEMO_GYM_OTEL_ENABLED` / `…_METRICS_ENABLED` false installs without
+    /// listening, `…_RUN_ID` (else `SLURM_JOB_ID`) is `nemo.run.id`,
+    /// `…_SERVICE_NAME_PER_SERVER` and `…_SPAN_GROUPS` as in Gym, each
+    /// falling back to its `NEMO_LENS_*` twin. `…_EXPORTER` is validated but
+    /// has no meaning here: this backend is scraped.
     ///
     /// # Errors
     /// A [`ConfigError`] naming the variable and its value when one cannot be
@@ -92,9 +100,29 @@ impl PrometheusBuilder {
     /// # Ok::<(), gym_metrics_prom::ConfigError>(())
     /// ```
     pub fn from_env() -> Result<Self, ConfigError> {
-        let vars = gym_metrics_api::backend::EnvVars::from_process(&crate::env_config::VARIABLES)?;
+        let names: Vec<&'static str> = crate::env_config::VARIABLES
+            .into_iter()
+            .chain(GymEnv::VARIABLES)
+            .collect();
+        let vars = gym_metrics_api::backend::EnvVars::from_process(&names)?;
         let env = EnvConfig::from_lookup(|name| vars.get(name))?;
-        Ok(Self::new().apply_env(env))
+        let gym = GymEnv::read(|name| vars.get(name))?;
+        Ok(Self::new().apply_env(env).gym_env(gym))
+    }
+
+    /// NeMo Gym's settings, as [`GymEnv::read`] gives them (what
+    /// [`PrometheusBuilder::from_env`] reads from the process environment).
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::GymEnv;
+    /// let gym = GymEnv::read(|n| (n == "NEMO_GYM_OTEL_RUN_ID").then(|| "run-7".to_string()))?;
+    /// let (_r, h) = gym_metrics_prom::PrometheusBuilder::new().gym_env(gym).build()?;
+    /// assert!(h.render().contains("nemo_run_id=\"run-7\""));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn gym_env(mut self, gym: GymEnv) -> Self {
+        self.gym = gym;
+        self
     }
 
     fn apply_env(mut self, env: EnvConfig) -> Self {
@@ -297,6 +325,7 @@ impl PrometheusBuilder {
             &self.role,
             self.service_base.as_deref(),
             &self.resource_attributes,
+            &self.gym,
         );
         let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries));
         let families = Arc::new(Families::new(Arc::clone(&metrics), &resource));
@@ -307,15 +336,22 @@ impl PrometheusBuilder {
             let (exposition, bridge) =
                 crate::metrics_bridge::attach(options, &families, exposition);
             let handle = PrometheusHandle::new(exposition, fleet_sd).with_metrics_recorder(bridge);
-            return Ok((PrometheusRecorder::new(metrics), handle));
+            return Ok((
+                PrometheusRecorder::new(metrics, self.gym.span_groups()),
+                handle,
+            ));
         }
         Ok((
-            PrometheusRecorder::new(metrics),
+            PrometheusRecorder::new(metrics, self.gym.span_groups()),
             PrometheusHandle::new(exposition, fleet_sd),
         ))
     }
 
-    /// Installs the recorder into the facade, without a listener.
+    /// Installs the recorder into the facade, without a listener. When a
+    /// NeMo Gym setting (`NEMO_GYM_OTEL_ENABLED=false`, `…_METRICS_ENABLED=false`)
+    /// silences the backend, a recorder that records nothing is installed
+    /// instead (the role is still declared) and the handle renders no gym
+    /// samples; install logs one line saying so.
     ///
     /// # Errors
     /// [`BuildError::AlreadyInstalled`] if a recorder is already installed.
@@ -328,17 +364,29 @@ impl PrometheusBuilder {
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn install_recorder(self) -> Result<(PrometheusHandle, Installation), BuildError> {
+        self.gym.log_install_notice("gym-metrics-prom");
+        let silenced = self.gym.silenced_by().is_some();
+        let noop = NoopRecorder::new(self.role.clone()).with_span_groups(self.gym.span_groups());
         let (recorder, handle) = self.build()?;
-        let installation =
-            gym_metrics_api::install(recorder).map_err(|_| BuildError::AlreadyInstalled)?;
+        let installed = if silenced {
+            gym_metrics_api::install(noop).map_err(|_| ())
+        } else {
+            gym_metrics_api::install(recorder).map_err(|_| ())
+        };
+        let installation = installed.map_err(|()| BuildError::AlreadyInstalled)?;
         #[cfg(feature = "metrics-facade")]
-        crate::metrics_bridge::install_global(&handle)?;
+        if !silenced {
+            crate::metrics_bridge::install_global(&handle)?;
+        }
         Ok((handle, installation))
     }
 
     /// Installs the recorder and serves `GET /metrics` on a thread of its own
     /// (with its own tokio current-thread runtime: the application needs none).
     /// The listener stops, and the port is freed, when the guard is dropped.
+    /// When a NeMo Gym setting silences the backend (see
+    /// [`PrometheusBuilder::install_recorder`]), no port is opened at all
+    /// ([`PrometheusGuard::is_serving`] is false).
     ///
     /// # Errors
     /// [`BuildError::Bind`] naming the address if it cannot be bound,
@@ -359,6 +407,12 @@ impl PrometheusBuilder {
     pub fn install(self) -> Result<PrometheusGuard, BuildError> {
         // Before binding: a dead recorder must not even open a port.
         gym_metrics_api::backend::check_recording_compiled_in()?;
+        if self.gym.silenced_by().is_some() {
+            // Gym's switch says export nothing: declare the role, open no port.
+            let (handle, installation) = self.install_recorder()?;
+            return Ok(PrometheusGuard::new(None, handle, installation));
+        }
+        self.gym.log_install_notice("gym-metrics-prom");
         // Before binding too: a web configuration that cannot be used must
         // not leave a plain endpoint open.
         let protection = self.protection()?;
@@ -371,7 +425,7 @@ impl PrometheusBuilder {
             gym_metrics_api::install(recorder).map_err(|_| BuildError::AlreadyInstalled)?;
         #[cfg(feature = "metrics-facade")]
         crate::metrics_bridge::install_global(&handle)?;
-        Ok(PrometheusGuard::new(endpoint, handle, installation))
+        Ok(PrometheusGuard::new(Some(endpoint), handle, installation))
     }
 }
 

@@ -236,7 +236,12 @@ mod tests {
     use super::*;
 
     fn families(role: Role) -> Families {
-        let resource = Resource::new(&role, None, &[]);
+        let resource = Resource::new(
+            &role,
+            None,
+            &[],
+            &gym_metrics_api::backend::GymEnv::default(),
+        );
         let metrics = Arc::new(GymMetrics::new(role, Boundaries::default()));
         Families::new(metrics, &resource)
     }

@@ -27,14 +27,16 @@ use crate::handle::PrometheusHandle;
 /// ```
 #[derive(Debug)]
 pub struct PrometheusGuard {
-    endpoint: Endpoint,
+    /// `None` when a Gym setting (`NEMO_GYM_OTEL_ENABLED=false`, ...)
+    /// silenced the backend: installed, nothing listening.
+    endpoint: Option<Endpoint>,
     handle: PrometheusHandle,
     installation: Installation,
 }
 
 impl PrometheusGuard {
     pub(crate) fn new(
-        endpoint: Endpoint,
+        endpoint: Option<Endpoint>,
         handle: PrometheusHandle,
         installation: Installation,
     ) -> Self {
@@ -45,7 +47,9 @@ impl PrometheusGuard {
         }
     }
 
-    /// The address actually bound (the chosen port when 0 was asked for).
+    /// The address actually bound (the chosen port when 0 was asked for);
+    /// `0.0.0.0:0` when a NeMo Gym setting (`NEMO_GYM_OTEL_ENABLED=false`,
+    /// `…_METRICS_ENABLED=false`) kept the backend from listening.
     ///
     /// ```no_run
     /// # let guard = gym_metrics_prom::PrometheusBuilder::new().with_http_listener(([127, 0, 0, 1], 0)).install()?;
@@ -53,7 +57,22 @@ impl PrometheusGuard {
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn local_addr(&self) -> SocketAddr {
-        self.endpoint.local_addr()
+        self.endpoint
+            .as_ref()
+            .map_or(SocketAddr::from(([0, 0, 0, 0], 0)), Endpoint::local_addr)
+    }
+
+    /// Whether `/metrics` is served: false when a NeMo Gym setting
+    /// (`NEMO_GYM_OTEL_ENABLED=false`, `…_METRICS_ENABLED=false`) silenced
+    /// the backend.
+    ///
+    /// ```
+    /// # let guard = gym_metrics_prom::PrometheusBuilder::new().with_http_listener(([127, 0, 0, 1], 0)).install()?;
+    /// assert!(guard.is_serving());
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn is_serving(&self) -> bool {
+        self.endpoint.is_some()
     }
 
     /// A handle rendering the same exposition the endpoint serves.
@@ -88,7 +107,9 @@ impl PrometheusGuard {
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn endpoint_stats(&self) -> EndpointStats {
-        self.endpoint.stats()
+        self.endpoint
+            .as_ref()
+            .map_or_else(EndpointStats::default, Endpoint::stats)
     }
 
     /// Stops the listener and waits for its thread; the port is free on
@@ -111,6 +132,6 @@ impl PrometheusGuard {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn shutdown(mut self) -> Result<(), ShutdownError> {
-        self.endpoint.stop()
+        self.endpoint.as_mut().map_or(Ok(()), Endpoint::stop)
     }
 }

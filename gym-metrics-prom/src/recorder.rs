@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use gym_metrics_api::backend::Recorder;
+use gym_metrics_api::backend::{Recorder, SpanGroups};
 use gym_metrics_api::{FleetTarget, HttpServerRequest, Role};
 
 use crate::gym_metrics::GymMetrics;
@@ -14,7 +14,7 @@ use crate::gym_metrics::GymMetrics;
 /// [`crate::PrometheusBuilder::install`]).
 ///
 /// ```
-/// use gym_metrics_api::backend::Recorder;
+/// use gym_metrics_api::backend::{Recorder, SpanGroups};
 /// let (recorder, handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;
 /// recorder.record_rollout_duration_ms(120.0);
 /// assert!(handle.render().contains("gym_rollout_duration_ms_milliseconds_count{"));
@@ -23,17 +23,25 @@ use crate::gym_metrics::GymMetrics;
 #[derive(Debug, Clone)]
 pub struct PrometheusRecorder {
     metrics: Arc<GymMetrics>,
+    span_groups: SpanGroups,
 }
 
 impl PrometheusRecorder {
-    pub(crate) fn new(metrics: Arc<GymMetrics>) -> Self {
-        Self { metrics }
+    pub(crate) fn new(metrics: Arc<GymMetrics>, span_groups: SpanGroups) -> Self {
+        Self {
+            metrics,
+            span_groups,
+        }
     }
 }
 
 impl Recorder for PrometheusRecorder {
     fn role(&self) -> &Role {
         &self.metrics.role
+    }
+
+    fn span_groups(&self) -> SpanGroups {
+        self.span_groups
     }
 
     #[inline]

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use gym_metrics_api::backend::GymEnv;
 use gym_metrics_api::Role;
 
 use crate::naming::sanitize_label_name;
@@ -19,10 +20,16 @@ pub(crate) struct Resource {
 
 impl Resource {
     /// The resource for `role`: SDK attributes, then `extra` (e.g. from
-    /// `OTEL_RESOURCE_ATTRIBUTES`), then the role's attributes and
-    /// `service.name`, which win. `service.instance.id` is generated unless
-    /// `extra` carries one.
-    pub(crate) fn new(role: &Role, service_base: Option<&str>, extra: &[(String, String)]) -> Self {
+    /// `OTEL_RESOURCE_ATTRIBUTES`), then NeMo Gym's attributes
+    /// ([`GymEnv::resource_attributes`]: `service.name`, `nemo.gym.*`,
+    /// `nemo.run.id`, `gym.role`), which win. `service.instance.id` is
+    /// generated, unique per process, unless `extra` carries one.
+    pub(crate) fn new(
+        role: &Role,
+        service_base: Option<&str>,
+        extra: &[(String, String)],
+        gym: &GymEnv,
+    ) -> Self {
         let mut attributes = BTreeMap::new();
         let mut put = |k: &str, v: String| {
             attributes.insert(k.to_string(), v);
@@ -33,10 +40,9 @@ impl Resource {
         for (k, v) in extra {
             put(k, v.clone());
         }
-        for (k, v) in role.resource_attributes() {
+        for (k, v) in gym.resource_attributes(role, service_base) {
             put(k, v);
         }
-        put("service.name", role.service_name(service_base));
         attributes
             .entry("service.instance.id".to_string())
             .or_insert_with(new_instance_id);
@@ -79,7 +85,12 @@ mod tests {
             ("service.instance.id".to_string(), "pod-7".to_string()),
             ("deployment.environment".to_string(), "lab".to_string()),
         ];
-        let r = Resource::new(&Role::orchestrator(), Some("fleet"), &extra);
+        let r = Resource::new(
+            &Role::orchestrator(),
+            Some("fleet"),
+            &extra,
+            &GymEnv::default(),
+        );
         assert_eq!(r.get("gym.role"), Some("orchestrator"));
         assert_eq!(r.get("service.name"), Some("fleet/orchestrator"));
         assert_eq!(r.get("service.instance.id"), Some("pod-7"));
@@ -92,14 +103,23 @@ mod tests {
             ("a.b".to_string(), "1".to_string()),
             ("a_b".to_string(), "2".to_string()),
         ];
-        let r = Resource::new(&Role::server("s-0", "resources"), None, &extra);
+        let r = Resource::new(
+            &Role::server("s-0", "resources"),
+            None,
+            &extra,
+            &GymEnv::default(),
+        );
         let labels = r.label_pairs();
         let names: Vec<&str> = labels.iter().map(|(n, _)| n.as_str()).collect();
         let mut sorted = names.clone();
         sorted.sort_unstable();
         assert_eq!(names, sorted);
         assert!(labels.contains(&("a_b".into(), "1;2".into())), "{labels:?}");
-        assert!(labels.contains(&("service_name".into(), "gym/s-0".into())));
-        assert!(labels.contains(&("gym_server_type".into(), "resources".into())));
+        assert!(labels.contains(&("service_name".into(), "nemo-gym/s-0".into())));
+        assert!(labels.contains(&("nemo_gym_server_type".into(), "resources".into())));
+        assert!(labels.contains(&("nemo_gym_service_group".into(), "nemo-gym".into())));
+        assert!(labels
+            .iter()
+            .any(|(k, v)| k == "nemo_run_id" && v.len() == 12));
     }
 }

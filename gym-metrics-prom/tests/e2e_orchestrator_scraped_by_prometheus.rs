@@ -117,7 +117,7 @@ fn prometheus_sees_what_the_orchestrator_recorded() {
     assert!(scoped.is_empty(), "{scoped:?}");
     let info = prometheus.query("target_info").unwrap();
     assert_eq!(info.len(), 1, "{info:?}");
-    assert_eq!(info[0].labels["service_name"], "gym/orchestrator");
+    assert_eq!(info[0].labels["service_name"], "nemo-gym/orchestrator");
     assert_eq!(info[0].labels["gym_role"], "orchestrator");
     assert_eq!(info[0].labels["telemetry_sdk_name"], "opentelemetry");
     assert!(!info[0].labels["service_instance_id"].is_empty());

@@ -48,6 +48,6 @@ fn a_server_exports_no_fleet_size() {
         "{names:?}"
     );
     let info = prometheus.query("target_info").unwrap();
-    assert_eq!(info[0].labels["gym_server_name"], "math-verifier-0");
-    assert_eq!(info[0].labels["gym_server_type"], "resources");
+    assert_eq!(info[0].labels["nemo_gym_server_name"], "math-verifier-0");
+    assert_eq!(info[0].labels["nemo_gym_server_type"], "resources");
 }

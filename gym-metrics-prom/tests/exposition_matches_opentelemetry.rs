@@ -23,6 +23,8 @@ use opentelemetry_sdk::resource::TelemetryResourceDetector;
 use opentelemetry_sdk::Resource;
 
 const INSTANCE_ID: &str = "0b5c4e2a-equality-test";
+/// The run id both sides carry as `nemo.run.id`.
+const RUN_ID: &str = "run-equality-7";
 
 /// One recording, applied identically to both backends.
 #[derive(Clone, Copy)]
@@ -102,6 +104,12 @@ fn ours(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
         .histogram_boundaries(bounds.as_slice().to_vec())
         .unwrap()
         .resource_attribute("service.instance.id", INSTANCE_ID)
+        .gym_env(
+            gym_metrics_api::backend::GymEnv::read(|name| {
+                (name == "NEMO_GYM_OTEL_RUN_ID").then(|| RUN_ID.to_string())
+            })
+            .unwrap(),
+        )
         .build()
         .unwrap();
     for op in ops {
@@ -144,13 +152,17 @@ fn opentelemetry(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
         .with_registry(registry.clone())
         .build()
         .unwrap();
-    let mut attributes: Vec<KeyValue> = role
-        .resource_attributes()
-        .into_iter()
-        .map(|(k, v)| KeyValue::new(k, v))
-        .collect();
-    attributes.push(KeyValue::new("service.name", role.service_name(None)));
-    attributes.push(KeyValue::new("service.instance.id", INSTANCE_ID));
+    // NeMo Gym's resource keys, written out here rather than taken from
+    // the API, so that a changed key shows up as a difference.
+    let attributes = vec![
+        KeyValue::new("service.name", format!("nemo-gym/{}", role.name())),
+        KeyValue::new("nemo.gym.service_group", "nemo-gym"),
+        KeyValue::new("nemo.run.id", RUN_ID),
+        KeyValue::new("nemo.gym.server.name", role.name().to_string()),
+        KeyValue::new("nemo.gym.server.type", role.server_type().to_string()),
+        KeyValue::new("gym.role", role.kind()),
+        KeyValue::new("service.instance.id", INSTANCE_ID),
+    ];
     let resource = Resource::builder_empty()
         .with_detectors(&[Box::new(TelemetryResourceDetector)])
         .with_attributes(attributes)
@@ -289,8 +301,12 @@ fn the_issue_sequence_from_the_orchestrator() {
     assert_eq!(value(&families, "gym_servers_active", &[]), 4.0);
     let info = &families["target_info"];
     let (_, labels) = info.samples.keys().next().unwrap();
-    assert_eq!(labels["service_name"], "gym/orchestrator");
+    assert_eq!(labels["service_name"], "nemo-gym/orchestrator");
     assert_eq!(labels["gym_role"], "orchestrator");
+    assert_eq!(labels["nemo_gym_server_name"], "orchestrator");
+    assert_eq!(labels["nemo_gym_server_type"], "orchestrator");
+    assert_eq!(labels["nemo_gym_service_group"], "nemo-gym");
+    assert_eq!(labels["nemo_run_id"], RUN_ID);
     assert_eq!(labels["telemetry_sdk_language"], "rust");
 }
 

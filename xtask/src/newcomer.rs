@@ -52,7 +52,8 @@ mod tests {
 
     #[test]
     fn an_exposition_without_the_rollout_fails() {
-        let empty = "# TYPE target_info gauge\ntarget_info{service_name=\"gym/orchestrator\"} 1\n";
+        let empty =
+            "# TYPE target_info gauge\ntarget_info{service_name=\"nemo-gym/orchestrator\"} 1\n";
         assert!(rollout_counted(empty).is_err());
         let two = "gym_rollout_duration_ms_milliseconds_count{otel_scope_name=\"gym-metrics\"} 2\n";
         assert!(rollout_counted(two).is_err());

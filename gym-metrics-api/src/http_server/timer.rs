@@ -3,7 +3,8 @@
 use std::time::Instant;
 
 use super::{HttpMethod, HttpServerRequest, UrlScheme};
-use crate::facade::{enabled, record_http_server_request};
+use crate::facade::{group_enabled, record_http_server_request};
+use crate::Group;
 
 /// Times one request into `http.server.request.duration`. Reads the clock
 /// only when a backend is installed.
@@ -41,7 +42,7 @@ impl HttpServerRequestTimer {
     #[inline]
     pub fn start(method: HttpMethod, route: Option<&'static str>, scheme: UrlScheme) -> Self {
         Self {
-            start: enabled().then(Instant::now),
+            start: group_enabled(Group::Server).then(Instant::now),
             method,
             route,
             scheme,

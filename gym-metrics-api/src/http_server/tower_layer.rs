@@ -15,7 +15,8 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use super::{HttpMethod, HttpServerRequestTimer, RouteTable, UrlScheme};
-use crate::facade::enabled;
+use crate::facade::group_enabled;
+use crate::Group;
 
 /// A [`tower_layer::Layer`] recording `http.server.request.duration` for
 /// every request, `http.route` from the [`RouteTable`] given here.
@@ -125,7 +126,7 @@ where
     }
 
     fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
-        let timer = enabled().then(|| {
+        let timer = group_enabled(Group::Server).then(|| {
             HttpServerRequestTimer::start(
                 HttpMethod::from(request.method()),
                 self.routes.matches(request.uri().path()),

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// assert_eq!(stats.evicted, 0);
 /// # Ok::<(), gym_metrics_prom::BuildError>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EndpointStats {
     /// The most connections held at once: a quarter of the process's

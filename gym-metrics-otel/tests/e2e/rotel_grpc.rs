@@ -1,6 +1,6 @@
 //! OTLP/gRPC into rotel, which forwards to VictoriaMetrics; read back with PromQL.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! OTLP http/protobuf straight into VictoriaMetrics, read back with PromQL.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

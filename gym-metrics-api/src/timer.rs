@@ -13,7 +13,7 @@ use crate::facade::{enabled, record_rollout_duration, record_verify};
 ///     let _timer = RolloutTimer::start();
 ///     Err("model timed out".into()) // still recorded
 /// }
-/// let _ = rollout();
+/// assert!(rollout().is_err()); // the caller still gets the error
 /// ```
 #[must_use = "the rollout is timed until this value is dropped"]
 #[derive(Debug)]

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
-use gym_testkit::{require, send_raw, serve_layered, Tool, VictoriaMetrics, MIX, ROUTES};
+use gym_testkit::{require, send_mix, serve_layered, Tool, VictoriaMetrics, ROUTES};
 
 /// The attributes of the instrument, as VictoriaMetrics names them.
 const ATTRIBUTES: [&str; 5] = [
@@ -74,17 +74,7 @@ fn request_series_by_route_method_and_status_in_victoria_metrics() {
         .install()
         .unwrap();
     let addr = serve_layered().unwrap();
-    let mut total = 0;
-    for (method, target, status, times) in MIX {
-        for _ in 0..times {
-            assert_eq!(
-                send_raw(addr, method, target).unwrap(),
-                status,
-                "{method} {target}"
-            );
-            total += 1;
-        }
-    }
+    let total = send_mix(addr).unwrap();
     guard.shutdown().unwrap(); // the final export carries every request
 
     let sel = r#"{service_name="e2e-http-layer/math-verifier-0"}"#;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use gym_metrics_api::Role;
 use gym_metrics_prom::PrometheusBuilder;
-use gym_testkit::{require, send_raw, serve_layered, Prometheus, Tool, MIX, ROUTES};
+use gym_testkit::{require, send_mix, serve_layered, Prometheus, Tool, ROUTES};
 
 fn expected() -> BTreeMap<Vec<(&'static str, &'static str)>, f64> {
     let m = "http_request_method";
@@ -42,17 +42,7 @@ fn request_series_by_route_method_and_status_in_prometheus() {
         .install()
         .unwrap();
     let addr = serve_layered().unwrap();
-    let mut total = 0;
-    for (method, target, status, times) in MIX {
-        for _ in 0..times {
-            assert_eq!(
-                send_raw(addr, method, target).unwrap(),
-                status,
-                "{method} {target}"
-            );
-            total += 1;
-        }
-    }
+    let total = send_mix(addr).unwrap();
 
     let config = format!(
         "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n\

@@ -124,3 +124,27 @@ pub fn send_raw(addr: SocketAddr, method: &str, target: &str) -> Result<u16, Str
         .and_then(|c| c.parse().ok())
         .ok_or_else(|| format!("bad response: {raw}"))
 }
+
+/// Sends every request of [`MIX`] its number of times, each answered with
+/// its expected status; returns how many were sent (what the backend's
+/// request count must reach), or the first unexpected answer.
+///
+/// ```
+/// let addr = gym_testkit::serve_layered().unwrap();
+/// assert_eq!(gym_testkit::send_mix(addr).unwrap(), 13);
+/// ```
+pub fn send_mix(addr: SocketAddr) -> Result<u32, String> {
+    let mut total = 0;
+    for (method, target, status, times) in MIX {
+        for _ in 0..times {
+            let got = send_raw(addr, method, target)?;
+            if got != status {
+                return Err(format!(
+                    "{method} {target}: status {got}, expected {status}"
+                ));
+            }
+            total += 1;
+        }
+    }
+    Ok(total)
+}

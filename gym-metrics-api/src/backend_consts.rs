@@ -7,14 +7,16 @@ use crate::Role;
 /// The name of the role a builder declares until `role(..)` is called.
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::backend::DEFAULT_SERVER_NAME, "server");
+/// use gym_metrics_api::backend::{default_server_role, DEFAULT_SERVER_NAME};
+/// assert_eq!(default_server_role().name(), DEFAULT_SERVER_NAME);
 /// ```
 pub const DEFAULT_SERVER_NAME: &str = "server";
 
 /// The server type of the role a builder declares until `role(..)` is called.
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::backend::DEFAULT_SERVER_TYPE, "server");
+/// use gym_metrics_api::backend::{default_server_role, DEFAULT_SERVER_TYPE};
+/// assert_eq!(default_server_role().server_type(), DEFAULT_SERVER_TYPE);
 /// ```
 pub const DEFAULT_SERVER_TYPE: &str = "server";
 
@@ -35,7 +37,8 @@ pub fn default_server_role() -> Role {
 /// meter's name, and `otel_scope_name` on every Prometheus series.
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::backend::SCOPE_NAME, "gym-metrics");
+/// // The scope is named after the crates that record into it.
+/// assert!(env!("CARGO_PKG_NAME").starts_with(gym_metrics_api::backend::SCOPE_NAME));
 /// ```
 pub const SCOPE_NAME: &str = "gym-metrics";
 

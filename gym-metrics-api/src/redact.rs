@@ -11,7 +11,9 @@ use std::fmt;
 /// What a secret is printed as.
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::backend::REDACTED, "[redacted]");
+/// use gym_metrics_api::backend::{redact_value, REDACTED};
+/// let printed = redact_value("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer t0k");
+/// assert_eq!(printed, format!("authorization={REDACTED}"));
 /// ```
 pub const REDACTED: &str = "[redacted]";
 

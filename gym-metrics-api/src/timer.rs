@@ -14,7 +14,7 @@ use crate::Group;
 ///     let _timer = RolloutTimer::start();
 ///     Err("model timed out".into()) // still recorded
 /// }
-/// let _ = rollout();
+/// assert!(rollout().is_err()); // the caller still gets the error
 /// ```
 #[must_use = "the rollout is timed until this value is dropped"]
 #[derive(Debug)]

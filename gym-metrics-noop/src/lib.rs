@@ -41,8 +41,10 @@ pub use gym_metrics_api::backend::ConfigError;
 /// Builds the no-op backend.
 ///
 /// ```
-/// let b = gym_metrics_noop::NoopBuilder::new();
-/// # let _ = b;
+/// use gym_metrics_api::backend::Recorder;
+/// let (recorder, _guard) = gym_metrics_noop::NoopBuilder::new().build()?;
+/// assert_eq!(recorder.role(), &gym_metrics_api::backend::default_server_role());
+/// # Ok::<(), gym_metrics_noop::BuildError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct NoopBuilder {
@@ -60,7 +62,8 @@ impl NoopBuilder {
     /// ([`gym_metrics_api::backend::default_server_role`]).
     ///
     /// ```
-    /// let _ = gym_metrics_noop::NoopBuilder::new();
+    /// let b = gym_metrics_noop::NoopBuilder::new();
+    /// assert!(format!("{b:?}").contains("name: \"server\""));
     /// ```
     pub fn new() -> Self {
         Self {
@@ -75,8 +78,9 @@ impl NoopBuilder {
     /// None in this backend; the type is the one every backend returns.
     ///
     /// ```
-    /// let b = gym_metrics_noop::NoopBuilder::from_env()?;
-    /// # let _ = b;
+    /// std::env::set_var("OTEL_METRICS_EXPORTER", "console");
+    /// let b = gym_metrics_noop::NoopBuilder::from_env()?; // reads none of it
+    /// assert_eq!(format!("{b:?}"), format!("{:?}", gym_metrics_noop::NoopBuilder::new()));
     /// # Ok::<(), gym_metrics_noop::ConfigError>(())
     /// ```
     pub fn from_env() -> Result<Self, ConfigError> {
@@ -86,7 +90,10 @@ impl NoopBuilder {
     /// Declares the process's role.
     ///
     /// ```
-    /// let _ = gym_metrics_noop::NoopBuilder::new().role(gym_metrics_api::Role::orchestrator());
+    /// use gym_metrics_api::backend::Recorder;
+    /// let b = gym_metrics_noop::NoopBuilder::new().role(gym_metrics_api::Role::orchestrator());
+    /// let (recorder, _guard) = b.build().unwrap();
+    /// assert!(recorder.role().is_orchestrator());
     /// ```
     pub fn role(mut self, role: Role) -> Self {
         self.role = role;
@@ -153,7 +160,12 @@ pub enum BuildError {
 /// fn never(e: gym_metrics_noop::ShutdownError) -> ! {
 ///     match e {}
 /// }
-/// # let _ = never;
+/// let guard = gym_metrics_noop::NoopBuilder::new().install()?;
+/// match guard.shutdown() {
+///     Ok(()) => {}
+///     Err(e) => never(e), // no value to handle
+/// }
+/// # Ok::<(), gym_metrics_noop::BuildError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShutdownError {}

@@ -99,8 +99,12 @@ impl OtelBuilder {
     /// The defaults, reading no environment variable.
     ///
     /// ```
-    /// let b = gym_metrics_otel::OtelBuilder::new();
-    /// # let _ = b;
+    /// use gym_metrics_api::backend::Recorder;
+    /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
+    /// let (recorder, guard) = OtelBuilder::new().exporter(MetricsExporter::None).build()?;
+    /// assert_eq!(recorder.role(), &gym_metrics_api::backend::default_server_role());
+    /// guard.shutdown()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn new() -> Self {
         Self {
@@ -132,8 +136,9 @@ impl OtelBuilder {
     /// variable and the value (secrets redacted).
     ///
     /// ```
+    /// std::env::set_var("OTEL_METRIC_EXPORT_INTERVAL", "250");
     /// let builder = gym_metrics_otel::OtelBuilder::from_env()?;
-    /// # let _ = builder;
+    /// assert!(format!("{builder:?}").contains("export_interval: 250ms"));
     /// # Ok::<(), gym_metrics_otel::ConfigError>(())
     /// ```
     pub fn from_env() -> Result<Self, ConfigError> {
@@ -229,7 +234,7 @@ impl OtelBuilder {
     ///
     /// ```
     /// let b = gym_metrics_otel::OtelBuilder::new().role(gym_metrics_api::Role::orchestrator());
-    /// # let _ = b;
+    /// assert!(format!("{b:?}").contains("role: Orchestrator"));
     /// ```
     pub fn role(mut self, role: Role) -> Self {
         self.role = role;
@@ -258,7 +263,7 @@ impl OtelBuilder {
     /// ```
     /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
     /// let b = OtelBuilder::new().exporter(MetricsExporter::Console);
-    /// # let _ = b;
+    /// assert!(format!("{b:?}").contains("exporter: Console"));
     /// ```
     pub fn exporter(mut self, exporter: MetricsExporter) -> Self {
         self.exporter = exporter;
@@ -270,7 +275,7 @@ impl OtelBuilder {
     /// ```
     /// use gym_metrics_otel::{OtelBuilder, OtlpProtocol};
     /// let b = OtelBuilder::new().protocol(OtlpProtocol::Grpc);
-    /// # let _ = b;
+    /// assert!(format!("{b:?}").contains("protocol: Grpc"));
     /// ```
     pub fn protocol(mut self, protocol: OtlpProtocol) -> Self {
         self.protocol = protocol;
@@ -286,7 +291,7 @@ impl OtelBuilder {
     ///
     /// ```
     /// let b = gym_metrics_otel::OtelBuilder::new().endpoint("http://127.0.0.1:4318/v1/metrics");
-    /// # let _ = b;
+    /// assert!(format!("{b:?}").contains(r#"url: "http://127.0.0.1:4318/v1/metrics""#));
     /// ```
     pub fn endpoint(mut self, url: impl Into<String>) -> Self {
         self.endpoint = Some(Endpoint::Exact {
@@ -300,8 +305,9 @@ impl OtelBuilder {
     /// (`OTEL_EXPORTER_OTLP_METRICS_HEADERS`). Replaces earlier headers.
     ///
     /// ```
-    /// let b = gym_metrics_otel::OtelBuilder::new().headers([("x-tenant", "lab")]);
-    /// # let _ = b;
+    /// let b = gym_metrics_otel::OtelBuilder::new().headers([("authorization", "Bearer t0k")]);
+    /// let printed = format!("{b:?}");
+    /// assert!(printed.contains("authorization") && !printed.contains("t0k")); // values redacted
     /// ```
     pub fn headers<K: Into<String>, V: Into<String>>(
         mut self,
@@ -322,7 +328,7 @@ impl OtelBuilder {
     ///
     /// ```
     /// let b = gym_metrics_otel::OtelBuilder::new().export_timeout(std::time::Duration::from_secs(2));
-    /// # let _ = b;
+    /// assert!(format!("{b:?}").contains(" export_timeout: 2s"));
     /// ```
     pub fn export_timeout(mut self, timeout: Duration) -> Self {
         self.export_timeout = timeout;
@@ -340,7 +346,7 @@ impl OtelBuilder {
     ///
     /// ```
     /// let b = gym_metrics_otel::OtelBuilder::new().metric_export_timeout(std::time::Duration::from_secs(5));
-    /// # let _ = b;
+    /// assert!(format!("{b:?}").contains("metric_export_timeout: 5s"));
     /// ```
     pub fn metric_export_timeout(mut self, timeout: Duration) -> Self {
         self.metric_export_timeout = timeout;
@@ -357,7 +363,7 @@ impl OtelBuilder {
     ///
     /// ```
     /// let b = gym_metrics_otel::OtelBuilder::new().export_interval(std::time::Duration::from_millis(500));
-    /// # let _ = b;
+    /// assert!(format!("{b:?}").contains("export_interval: 500ms"));
     /// ```
     pub fn export_interval(mut self, interval: Duration) -> Self {
         self.export_interval = interval;
@@ -369,7 +375,7 @@ impl OtelBuilder {
     ///
     /// ```
     /// let b = gym_metrics_otel::OtelBuilder::new().shutdown_timeout(std::time::Duration::from_secs(1));
-    /// # let _ = b;
+    /// assert!(format!("{b:?}").contains("shutdown_timeout: 1s"));
     /// ```
     pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
         self.shutdown_timeout = timeout;
@@ -398,7 +404,7 @@ impl OtelBuilder {
     /// ```
     /// use gym_metrics_otel::{OtelBuilder, TemporalityPreference};
     /// let b = OtelBuilder::new().temporality(TemporalityPreference::Delta);
-    /// # let _ = b;
+    /// assert!(format!("{b:?}").contains("temporality: Delta"));
     /// ```
     pub fn temporality(mut self, temporality: TemporalityPreference) -> Self {
         self.temporality = temporality;
@@ -411,7 +417,7 @@ impl OtelBuilder {
     /// ```
     /// use gym_metrics_otel::{HistogramAggregation, OtelBuilder};
     /// let b = OtelBuilder::new().histogram_aggregation(HistogramAggregation::Base2Exponential);
-    /// # let _ = b;
+    /// assert!(format!("{b:?}").contains("histogram_aggregation: Base2Exponential"));
     /// ```
     pub fn histogram_aggregation(mut self, aggregation: HistogramAggregation) -> Self {
         self.histogram_aggregation = aggregation;
@@ -423,7 +429,7 @@ impl OtelBuilder {
     ///
     /// ```
     /// let b = gym_metrics_otel::OtelBuilder::new().service_name("lab");
-    /// # let _ = b;
+    /// assert!(format!("{b:?}").contains(r#"service_name: Some("lab")"#));
     /// ```
     pub fn service_name(mut self, base: impl Into<String>) -> Self {
         self.service_name = Some(base.into());
@@ -436,7 +442,7 @@ impl OtelBuilder {
     ///
     /// ```
     /// let b = gym_metrics_otel::OtelBuilder::new().resource_attributes([("deployment.environment", "dev")]);
-    /// # let _ = b;
+    /// assert!(format!("{b:?}").contains(r#"("deployment.environment", "dev")"#));
     /// ```
     pub fn resource_attributes<K: Into<String>, V: Into<String>>(
         mut self,
@@ -451,7 +457,7 @@ impl OtelBuilder {
     ///
     /// ```
     /// let b = gym_metrics_otel::OtelBuilder::new().console_writer(std::io::stderr());
-    /// # let _ = b;
+    /// assert!(format!("{b:?}").contains("console_writer: Some(ConsoleWriter)"));
     /// ```
     pub fn console_writer(mut self, writer: impl Write + Send + 'static) -> Self {
         self.console_writer = Some(ConsoleWriter::new(writer));

@@ -13,8 +13,15 @@ use crate::{
 /// Every variable [`OtelBuilder::from_env`] reads.
 ///
 /// ```
-/// assert!(gym_metrics_otel::ENV_VARIABLES.contains(&"OTEL_METRIC_EXPORT_INTERVAL"));
-/// assert!(gym_metrics_otel::ENV_VARIABLES.contains(&"OTEL_METRIC_EXPORT_TIMEOUT"));
+/// use std::cell::RefCell;
+/// use gym_metrics_otel::{OtelBuilder, ENV_VARIABLES};
+/// let asked = RefCell::new(Vec::new());
+/// OtelBuilder::from_env_lookup(|name| {
+///     asked.borrow_mut().push(name.to_string());
+///     None
+/// })?;
+/// assert!(ENV_VARIABLES.iter().all(|v| asked.borrow().iter().any(|a| a == v)));
+/// # Ok::<(), gym_metrics_otel::ConfigError>(())
 /// ```
 pub const ENV_VARIABLES: [&str; 25] = [
     SDK_DISABLED,

@@ -12,25 +12,10 @@ use std::time::Duration;
 use gym_metrics_api::backend::{catalogue, Recorder};
 use gym_metrics_api::Role;
 use gym_metrics_otel::{OtelBuilder, ENV_VARIABLES};
+use gym_testkit::any_f64;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use support::fake_collector::{histogram_point, int_value, Answer, FakeCollector};
-
-/// Every class of `f64`, and the edges by name.
-fn any_f64() -> impl Strategy<Value = f64> {
-    prop_oneof![
-        proptest::num::f64::ANY,
-        Just(f64::NAN),
-        Just(f64::INFINITY),
-        Just(f64::NEG_INFINITY),
-        Just(f64::MAX),
-        Just(f64::MIN),
-        Just(f64::MIN_POSITIVE),
-        Just(5e-324),
-        Just(-0.0),
-        0.0..1e7f64,
-    ]
-}
 
 fn usable(v: f64) -> bool {
     v.is_finite() && v >= 0.0

@@ -11,30 +11,17 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::backend::{catalogue, Recorder};
+use gym_metrics_api::backend::catalogue;
 use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
+use gym_testkit::mixed_records::{record_mixed, records_per_thread, totals, Totals, THREADS};
 use support::fake_collector::{
     double_value, find, histogram_point, int_value, Answer, FakeCollector,
 };
 
-const THREADS: u64 = 16;
-
-fn records_per_thread() -> u64 {
-    std::env::var("GYM_RELIABILITY_OTEL_RECORDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000)
-}
-
-/// Whole milliseconds, so that every partial sum is exact in `f64`.
-fn duration(t: u64, i: u64) -> f64 {
-    ((t * 7 + i) % 4_000) as f64
-}
-
 #[test]
 fn sixteen_threads_of_mixed_records_are_exact_and_every_export_is_consistent() {
-    let per_thread = records_per_thread();
+    let per_thread = records_per_thread("GYM_RELIABILITY_OTEL_RECORDS");
     let collector = FakeCollector::start(Answer::Ok);
     let (recorder, guard) = OtelBuilder::new()
         .role(Role::server("conc-0", "resources"))
@@ -47,15 +34,7 @@ fn sixteen_threads_of_mixed_records_are_exact_and_every_export_is_consistent() {
     std::thread::scope(|s| {
         for t in 0..THREADS {
             let recorder = &recorder;
-            s.spawn(move || {
-                for i in 0..per_thread {
-                    if i % 4 == 0 {
-                        recorder.record_rollout_duration_ms(duration(t, i));
-                    } else {
-                        recorder.record_verify_ms(duration(t, i), i % 3 != 0);
-                    }
-                }
-            });
+            s.spawn(move || record_mixed(recorder, t, per_thread));
         }
     });
     let elapsed = started.elapsed();
@@ -84,20 +63,13 @@ fn sixteen_threads_of_mixed_records_are_exact_and_every_export_is_consistent() {
         previous = (completed, succeeded);
     }
 
-    let (mut rollouts, mut rollout_sum, mut verifies, mut verify_sum, mut ok) =
-        (0u64, 0f64, 0u64, 0f64, 0u64);
-    for t in 0..THREADS {
-        for i in 0..per_thread {
-            if i % 4 == 0 {
-                rollouts += 1;
-                rollout_sum += duration(t, i);
-            } else {
-                verifies += 1;
-                verify_sum += duration(t, i);
-                ok += u64::from(i % 3 != 0);
-            }
-        }
-    }
+    let Totals {
+        rollouts,
+        rollout_sum,
+        verifies,
+        verify_sum,
+        succeeded: ok,
+    } = totals(per_thread);
     let last = exports.last().expect("the final export");
     eprintln!(
         "otel concurrency: {THREADS} x {per_thread} records in {elapsed:?}; {} exports checked",

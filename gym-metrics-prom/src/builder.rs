@@ -95,9 +95,10 @@ impl PrometheusBuilder {
     /// parsed or is not UTF-8.
     ///
     /// ```
-    /// let builder = gym_metrics_prom::PrometheusBuilder::from_env()?;
-    /// # let _ = builder;
-    /// # Ok::<(), gym_metrics_prom::ConfigError>(())
+    /// std::env::set_var("OTEL_SERVICE_NAME", "lab");
+    /// let (_recorder, handle) = gym_metrics_prom::PrometheusBuilder::from_env()?.build()?;
+    /// assert!(handle.render().contains("service_name=\"lab/server\""));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_env() -> Result<Self, ConfigError> {
         let names: Vec<&'static str> = crate::env_config::VARIABLES
@@ -145,8 +146,11 @@ impl PrometheusBuilder {
     /// The role this process declares (orchestrator or server).
     ///
     /// ```
+    /// use gym_metrics_api::backend::Recorder;
     /// let b = gym_metrics_prom::PrometheusBuilder::new().role(gym_metrics_api::Role::orchestrator());
-    /// # let _ = b;
+    /// let (recorder, _handle) = b.build()?;
+    /// assert!(recorder.role().is_orchestrator());
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn role(mut self, role: Role) -> Self {
         self.role = role;
@@ -158,7 +162,7 @@ impl PrometheusBuilder {
     ///
     /// ```
     /// let b = gym_metrics_prom::PrometheusBuilder::new().with_http_listener(([127, 0, 0, 1], 0));
-    /// # let _ = b;
+    /// assert!(format!("{b:?}").contains("listen: Socket(127.0.0.1:0)"));
     /// ```
     pub fn with_http_listener(mut self, addr: impl Into<SocketAddr>) -> Self {
         self.listen = ListenAddress::Socket(addr.into());
@@ -360,7 +364,7 @@ impl PrometheusBuilder {
     /// let (handle, installation) = gym_metrics_prom::PrometheusBuilder::new().install_recorder()?;
     /// gym_metrics_api::record_verify_ms(40.0, true);
     /// assert!(installation.fleet_size().is_none());
-    /// # let _ = handle;
+    /// assert!(handle.render().contains("gym_verify_completed_total"));
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn install_recorder(self) -> Result<(PrometheusHandle, Installation), BuildError> {
@@ -400,8 +404,8 @@ impl PrometheusBuilder {
     ///     .with_http_listener(([127, 0, 0, 1], 0))
     ///     .install()?;
     /// let addr = guard.local_addr();
+    /// assert!(addr.ip().is_loopback() && addr.port() != 0);
     /// guard.shutdown()?; // the port is free again
-    /// # let _ = addr;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn install(self) -> Result<PrometheusGuard, BuildError> {

@@ -3,7 +3,7 @@
 //! the shards and turns the model's families (`families.rs`) into the
 //! registry's metric families. `TextEncoder` over a registry holding it
 //! writes byte for byte what [`crate::PrometheusHandle::render`] writes
-//! (`tests/exposition_matches_opentelemetry.rs`, every scenario); the handle
+//! (`tests/installs_nothing/exposition_matches_opentelemetry.rs`, every scenario); the handle
 //! writes that text directly, because building these families and encoding
 //! them costs about three times `prometheus-client`'s whole encoder
 //! (BENCHMARKS.md, Render).

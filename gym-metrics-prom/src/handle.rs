@@ -12,14 +12,28 @@ use crate::text_format::TextFormat;
 /// The `Content-Type` of [`PrometheusHandle::render`]'s output.
 ///
 /// ```
-/// assert!(gym_metrics_prom::TEXT_CONTENT_TYPE.starts_with("text/plain; version=0.0.4"));
+/// use gym_metrics_api::backend::Recorder;
+/// let (recorder, handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;
+/// recorder.record_verify_ms(40.0, true);
+/// let response = http::Response::builder()
+///     .header(http::header::CONTENT_TYPE, gym_metrics_prom::TEXT_CONTENT_TYPE)
+///     .body(handle.render())?;
+/// assert_eq!(response.headers()[http::header::CONTENT_TYPE], "text/plain; version=0.0.4; charset=utf-8");
+/// assert!(response.body().contains("# TYPE gym_verify_completed_total counter"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// The `Content-Type` of [`PrometheusHandle::render_openmetrics`]'s output.
 ///
 /// ```
-/// assert!(gym_metrics_prom::OPENMETRICS_CONTENT_TYPE.starts_with("application/openmetrics-text"));
+/// let (_recorder, handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;
+/// let response = http::Response::builder()
+///     .header(http::header::CONTENT_TYPE, gym_metrics_prom::OPENMETRICS_CONTENT_TYPE)
+///     .body(handle.render_openmetrics())?;
+/// assert!(response.headers()[http::header::CONTENT_TYPE].to_str()?.starts_with("application/openmetrics-text"));
+/// assert!(response.body().ends_with("# EOF\n"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const OPENMETRICS_CONTENT_TYPE: &str = crate::text_format::OPENMETRICS_CONTENT_TYPE;
 

@@ -58,7 +58,7 @@
 //! orchestrator's first write (never for a server), the two verify counters
 //! from the start (0 until the first verification: `rate()` works from the
 //! first increment), the success rate from the first verification (never NaN).
-//! `target_info` is always there. `tests/exposition_matches_opentelemetry.rs`
+//! `target_info` is always there. `tests/installs_nothing/exposition_matches_opentelemetry.rs`
 //! proves the text is byte for byte what `opentelemetry-prometheus` 0.33
 //! renders for the same recordings.
 //!

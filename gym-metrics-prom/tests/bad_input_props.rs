@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 
 use common::exposition::parse;
 use gym_metrics_prom::{PrometheusBuilder, PrometheusHandle};
+use gym_testkit::any_f64;
 use proptest::prelude::*;
 
 fn handle() -> &'static PrometheusHandle {
@@ -33,22 +34,6 @@ fn samples(handle: &PrometheusHandle) -> std::collections::BTreeMap<String, f64>
 
 fn value(s: &std::collections::BTreeMap<String, f64>, name: &str) -> f64 {
     s.get(name).copied().unwrap_or(0.0)
-}
-
-/// Every class of `f64`, and the edges by name.
-fn any_f64() -> impl Strategy<Value = f64> {
-    prop_oneof![
-        proptest::num::f64::ANY,
-        Just(f64::NAN),
-        Just(f64::INFINITY),
-        Just(f64::NEG_INFINITY),
-        Just(f64::MAX),
-        Just(f64::MIN),
-        Just(f64::MIN_POSITIVE),
-        Just(5e-324),
-        Just(-0.0),
-        0.0..1e7f64,
-    ]
 }
 
 const ROLLOUT_COUNT: &str = "gym_rollout_duration_ms_milliseconds_count";

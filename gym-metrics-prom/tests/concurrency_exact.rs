@@ -13,23 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use common::exposition::parse;
-use gym_metrics_api::backend::Recorder;
 use gym_metrics_prom::PrometheusBuilder;
-
-const THREADS: u64 = 16;
-
-fn records_per_thread() -> u64 {
-    std::env::var("GYM_RELIABILITY_RECORDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000)
-}
-
-/// The value thread `t` records at step `i`: whole milliseconds, so that
-/// every partial sum is exact in `f64`.
-fn duration(t: u64, i: u64) -> f64 {
-    ((t * 7 + i) % 4_000) as f64
-}
+use gym_testkit::mixed_records::{record_mixed, records_per_thread, totals, THREADS};
 
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 struct Exported {
@@ -66,7 +51,7 @@ fn exported(text: &str) -> Exported {
 
 #[test]
 fn sixteen_threads_of_mixed_records_are_exact_and_the_rate_never_lies() {
-    let per_thread = records_per_thread();
+    let per_thread = records_per_thread("GYM_RELIABILITY_RECORDS");
     let (recorder, handle) = PrometheusBuilder::new().build().unwrap();
     let done = AtomicBool::new(false);
     let started = Instant::now();
@@ -74,16 +59,8 @@ fn sixteen_threads_of_mixed_records_are_exact_and_the_rate_never_lies() {
         let writers: Vec<_> = (0..THREADS)
             .map(|t| {
                 let recorder = recorder.clone();
-                s.spawn(move || {
-                    for i in 0..per_thread {
-                        // Mixed: 1 in 4 a rollout, else a verification, 2 in 3 of those successful.
-                        if i % 4 == 0 {
-                            recorder.record_rollout_duration_ms(duration(t, i));
-                        } else {
-                            recorder.record_verify_ms(duration(t, i), i % 3 != 0);
-                        }
-                    }
-                })
+                // Mixed: 1 in 4 a rollout, else a verification, 2 in 3 of those successful.
+                s.spawn(move || record_mixed(&recorder, t, per_thread))
             })
             .collect();
         let scraper = s.spawn(|| {
@@ -126,20 +103,16 @@ fn sixteen_threads_of_mixed_records_are_exact_and_the_rate_never_lies() {
     let elapsed = started.elapsed();
 
     // The exact expectation, computed the same way.
-    let mut want = Exported::default();
-    for t in 0..THREADS {
-        for i in 0..per_thread {
-            if i % 4 == 0 {
-                want.rollout_count += 1.0;
-                want.rollout_sum += duration(t, i);
-            } else {
-                want.verify_count += 1.0;
-                want.verify_sum += duration(t, i);
-                want.completed += 1.0;
-                want.succeeded += f64::from(u8::from(i % 3 != 0));
-            }
-        }
-    }
+    let totals = totals(per_thread);
+    let mut want = Exported {
+        completed: totals.verifies as f64,
+        succeeded: totals.succeeded as f64,
+        rate: None,
+        rollout_count: totals.rollouts as f64,
+        rollout_sum: totals.rollout_sum,
+        verify_count: totals.verifies as f64,
+        verify_sum: totals.verify_sum,
+    };
     want.rate = Some(want.succeeded / want.completed);
     let got = exported(&handle.render());
     eprintln!(

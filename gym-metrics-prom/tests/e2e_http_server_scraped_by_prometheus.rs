@@ -5,91 +5,11 @@
 //! value. (Global state: its own test binary.)
 
 use std::collections::BTreeMap;
-use std::convert::Infallible;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-use bytes::Bytes;
-use gym_metrics_api::{HttpServerMetricsLayer, Role, RouteTable};
+use gym_metrics_api::Role;
 use gym_metrics_prom::PrometheusBuilder;
-use gym_testkit::{require, Prometheus, Tool};
-use http_body_util::Full;
-use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
-use tower::{service_fn, Layer};
-
-const ROUTES: [&str; 4] = ["/health", "/verify", "/tasks/{id}", "/fail"];
-
-async fn handler(
-    req: http::Request<hyper::body::Incoming>,
-) -> Result<http::Response<Full<Bytes>>, Infallible> {
-    let status = match (req.method().as_str(), req.uri().path()) {
-        ("GET", "/health") | ("POST", "/verify") => 200,
-        ("GET", p) if p.starts_with("/tasks/") && p.len() > "/tasks/".len() => 200,
-        ("GET", "/fail") => 500, // the failing handler
-        (_, "/verify") => 405,
-        _ => 404,
-    };
-    let mut response = http::Response::new(Full::new(Bytes::from_static(b"{}")));
-    *response.status_mut() = http::StatusCode::from_u16(status).unwrap_or_default();
-    Ok(response)
-}
-
-/// Serves the layered handler on 127.0.0.1 from a runtime thread of its own.
-fn serve() -> SocketAddr {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let addr = listener.local_addr().unwrap();
-    let layer = HttpServerMetricsLayer::new(RouteTable::new(ROUTES).unwrap());
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                let service = TowerToHyperService::new(layer.layer(service_fn(handler)));
-                tokio::spawn(async move {
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
-    });
-    addr
-}
-
-/// One request with any method and target, raw; returns the status.
-fn send(addr: SocketAddr, method: &str, target: &str) -> u16 {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(s, "{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n").unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    raw.split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or_else(|| panic!("bad response: {raw}"))
-}
-
-/// The mix: (method, target, expected status, times).
-const MIX: [(&str, &str, u16, usize); 9] = [
-    ("POST", "/verify", 200, 3),
-    ("GET", "/tasks/17", 200, 2),
-    ("GET", "/tasks/abc?secret=hunter2", 200, 1),
-    ("GET", "/health", 200, 1),
-    ("GET", "/no/such/path-12345", 404, 2),
-    ("GET", "/fail", 500, 1),
-    ("PURGE", "/verify", 405, 1),
-    ("BREW", "/teapot", 404, 1),
-    ("get", "/health", 404, 1),
-];
+use gym_testkit::{require, send_mix, serve_layered, Prometheus, Tool, ROUTES};
 
 fn expected() -> BTreeMap<Vec<(&'static str, &'static str)>, f64> {
     let m = "http_request_method";
@@ -121,14 +41,8 @@ fn request_series_by_route_method_and_status_in_prometheus() {
         .with_http_listener(([127, 0, 0, 1], 0))
         .install()
         .unwrap();
-    let addr = serve();
-    let mut total = 0;
-    for (method, target, status, times) in MIX {
-        for _ in 0..times {
-            assert_eq!(send(addr, method, target), status, "{method} {target}");
-            total += 1;
-        }
-    }
+    let addr = serve_layered().unwrap();
+    let total = send_mix(addr).unwrap();
 
     let config = format!(
         "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n\

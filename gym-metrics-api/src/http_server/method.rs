@@ -39,7 +39,10 @@ impl HttpMethod {
     /// Every value, `_OTHER` last: the whole range of `http.request.method`.
     ///
     /// ```
-    /// assert_eq!(gym_metrics_api::HttpMethod::ALL.len(), 10);
+    /// use gym_metrics_api::HttpMethod;
+    /// // Each value parses back from its own spelling; `_OTHER` is last.
+    /// assert!(HttpMethod::ALL.iter().all(|m| HttpMethod::parse(m.as_str()) == *m));
+    /// assert_eq!(HttpMethod::ALL.last(), Some(&HttpMethod::Other));
     /// ```
     pub const ALL: [HttpMethod; 10] = [
         HttpMethod::Connect,

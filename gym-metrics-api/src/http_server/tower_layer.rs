@@ -63,7 +63,8 @@ impl HttpServerMetricsLayer {
     /// A layer naming routes from `routes`, for a plain-HTTP listener.
     ///
     /// ```
-    /// let _ = gym_metrics_api::HttpServerMetricsLayer::new(gym_metrics_api::RouteTable::new(["/verify"])?);
+    /// let layer = gym_metrics_api::HttpServerMetricsLayer::new(gym_metrics_api::RouteTable::new(["/verify"])?);
+    /// assert!(format!("{layer:?}").contains("scheme: Http"));
     /// # Ok::<(), gym_metrics_api::RouteTableError>(())
     /// ```
     pub fn new(routes: RouteTable) -> Self {

@@ -25,8 +25,11 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod any_f64;
 mod child_process;
 mod http;
+mod http_server;
+pub mod mixed_records;
 mod port;
 mod prometheus;
 mod promtool;
@@ -38,8 +41,10 @@ mod tool;
 mod victoria_metrics;
 mod vmagent;
 
+pub use any_f64::any_f64;
 pub use child_process::{in_child, run_in_child, CHILD_ENV};
 pub use http::{http_get, http_post, Response};
+pub use http_server::{send_mix, send_raw, serve_layered, MIX, ROUTES};
 pub use port::{free_port, free_port_block};
 pub use prometheus::Prometheus;
 pub use promtool::promtool_check_metrics;

@@ -6,7 +6,7 @@
 //! which this crate's dev-dependency on itself turns on for every test build)
 //! are byte for byte our render.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! resource attributes and service name (variables passed through the lookup
 //! closure, so no process environment is touched).
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! exporter reconnects and VictoriaMetrics holds the exact totals, including
 //! everything recorded during the outage.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

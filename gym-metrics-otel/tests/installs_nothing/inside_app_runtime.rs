@@ -2,7 +2,7 @@
 //! shutting down from inside it neither panics nor deadlocks, for both
 //! protocols (the backend never blocks on the application's runtime).
 
-mod support;
+use crate::support;
 
 use std::net::TcpListener;
 use std::time::{Duration, Instant};

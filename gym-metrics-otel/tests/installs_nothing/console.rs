@@ -1,7 +1,7 @@
 //! The console exporter: every export is one line that parses as JSON and
 //! carries the recorded values.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

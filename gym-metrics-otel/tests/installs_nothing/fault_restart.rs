@@ -1,7 +1,7 @@
 //! A collector restarted mid-run: everything recorded while it was down
 //! arrives with the first export after it returns (cumulative totals).
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

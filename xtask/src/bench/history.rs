@@ -13,11 +13,7 @@ pub const HISTORY_PATH: &str = "xtask/bench/history.jsonl";
 
 /// One run's line: when, the CPU, and the headline figures (each `null`
 /// when this run did not measure it).
-pub fn entry(
-    finished: &str,
-    cpu: &super::machine::Cpu,
-    headline: &[(&str, Option<f64>)],
-) -> Value {
+pub fn entry(finished: &str, cpu: &super::machine::Cpu, headline: &[(&str, Option<f64>)]) -> Value {
     let mut figures = serde_json::Map::new();
     for (name, value) in headline {
         // Two decimals: enough for a ratio, and a stable line to diff.
@@ -67,15 +63,24 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("history.jsonl");
         let _ = std::fs::remove_file(&path);
-        let cpu = Cpu::parse("cpu family\t: 25\nmodel\t\t: 1\nmodel name\t: AMD EPYC 7B13\ncpu MHz\t\t: 2449.998\n");
-        let first = entry("2026-12-01 10:00 UTC", &cpu, &[("ratio_1_thread", Some(0.8049))]);
+        let cpu = Cpu::parse(
+            "cpu family\t: 25\nmodel\t\t: 1\nmodel name\t: AMD EPYC 7B13\ncpu MHz\t\t: 2449.998\n",
+        );
+        let first = entry(
+            "2026-12-01 10:00 UTC",
+            &cpu,
+            &[("ratio_1_thread", Some(0.8049))],
+        );
         let second = entry("2026-12-02 10:00 UTC", &cpu, &[("ratio_1_thread", None)]);
         append(&path, &first).unwrap();
         append(&path, &second).unwrap();
         let lines = read(&path);
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0]["cpu"], "AMD EPYC 7B13");
-        assert_eq!((lines[0]["family"].as_u64(), lines[0]["model"].as_u64()), (Some(25), Some(1)));
+        assert_eq!(
+            (lines[0]["family"].as_u64(), lines[0]["model"].as_u64()),
+            (Some(25), Some(1))
+        );
         assert_eq!(lines[0]["mhz"].as_f64(), Some(2450.0));
         assert_eq!(lines[0]["figures"]["ratio_1_thread"].as_f64(), Some(0.8));
         assert!(lines[1]["figures"]["ratio_1_thread"].is_null());

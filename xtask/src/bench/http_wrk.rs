@@ -80,7 +80,11 @@ pub fn run(server: &Path, out: &Path, rounds: usize) -> Result<Vec<Rounds>, Stri
         for i in order(round) {
             let candidate = CANDIDATES[i].0;
             let running = Server::start(server, &[candidate.to_string()], 0)?;
-            eprintln!("==> bench: wrk POST {} ({candidate}, round {})", running.url, round + 1);
+            eprintln!(
+                "==> bench: wrk POST {} ({candidate}, round {})",
+                running.url,
+                round + 1
+            );
             let mut args: Vec<&str> = ARGS.to_vec();
             args.extend(["-s", &script]);
             let figures = wrk::run_with(&running.url, &args)?;

@@ -141,6 +141,9 @@ mod tests {
             "AMD EPYC 7B13 (family 25, model 1, 2450 MHz)"
         );
         let none = Cpu::parse("");
-        assert_eq!(none.describe(), "unknown CPU (family unknown, model unknown, unknown MHz)");
+        assert_eq!(
+            none.describe(),
+            "unknown CPU (family unknown, model unknown, unknown MHz)"
+        );
     }
 }

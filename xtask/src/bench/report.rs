@@ -111,14 +111,17 @@ fn row_ipc(r: &Results, row: &Row) -> (Option<f64>, bool) {
 pub fn headline(r: &Results) -> Vec<(&'static str, Option<f64>)> {
     let prom = &r.record_prom;
     let ratio_to_peer = |threads: &str| {
-        let ours = prom.rows(threads).into_iter().find(|row| {
-            row.name
-                .starts_with("gym-metrics-prom record_rollout")
-        })?;
+        let ours = prom
+            .rows(threads)
+            .into_iter()
+            .find(|row| row.name.starts_with("gym-metrics-prom record_rollout"))?;
         if row_ipc(r, &ours).1 {
             return None;
         }
-        ratio(ours.median_ns, fastest_peer(prom, threads).map(|p| p.median_ns))
+        ratio(
+            ours.median_ns,
+            fastest_peer(prom, threads).map(|p| p.median_ns),
+        )
     };
     vec![
         ("instructions_rollout", r.prom_per_call("rollout")),
@@ -128,7 +131,10 @@ pub fn headline(r: &Results) -> Vec<(&'static str, Option<f64>)> {
             prom.median("threads_1", "gym-metrics-prom record_rollout"),
         ),
         ("ratio_1_thread_to_fastest_peer", ratio_to_peer("threads_1")),
-        ("ratio_2_threads_to_fastest_peer", ratio_to_peer("threads_2")),
+        (
+            "ratio_2_threads_to_fastest_peer",
+            ratio_to_peer("threads_2"),
+        ),
     ]
 }
 
@@ -500,7 +506,8 @@ fn record_table(
             (Some(l), Some(h)) => format!("{l:.2} – {h:.2}"),
             _ => "–".into(),
         };
-        let instructions = row_instructions(r, &row.name).map_or(String::new(), |n| format!("{n:.1}"));
+        let instructions =
+            row_instructions(r, &row.name).map_or(String::new(), |n| format!("{n:.1}"));
         let ipc = q_ipc.map_or(String::new(), |q| {
             if flagged {
                 format!("**{q:.1} (> {})**", ipc::MAX_IPC)
@@ -551,7 +558,8 @@ fn http_layer(o: &mut String, t: &Template, r: &Results) {
                 o,
                 "| {} | {} | {ci} | {} | {q} |",
                 row.name,
-                row.median_ns.map_or_else(|| "–".into(), |m| format!("{m:.0}")),
+                row.median_ns
+                    .map_or_else(|| "–".into(), |m| format!("{m:.0}")),
                 work.map_or_else(|| "–".into(), |w| format!("{w:.0}")),
             );
         }
@@ -582,7 +590,11 @@ fn http_layer(o: &mut String, t: &Template, r: &Results) {
                     .iter()
                     .find(|(k, _)| *k == c.candidate)
                     .map_or(c.candidate, |(_, n)| n);
-                let low = c.requests_per_sec.iter().copied().fold(f64::INFINITY, f64::min);
+                let low = c
+                    .requests_per_sec
+                    .iter()
+                    .copied()
+                    .fold(f64::INFINITY, f64::min);
                 let high = c.requests_per_sec.iter().copied().fold(0.0, f64::max);
                 let _ = writeln!(
                     o,
@@ -605,11 +617,13 @@ fn history_table(out: &mut String, history: &[serde_json::Value]) {
         "| run | CPU | family / model | MHz | instructions per rollout record | 1 thread to the fastest peer | 2 threads to the fastest peer |\n|---|---|---|---:|---:|---:|---:|"
     );
     for h in history {
-        let text = |k: &str| h.get(k).map_or_else(String::new, |v| match v {
-            serde_json::Value::String(s) => s.clone(),
-            serde_json::Value::Null => "–".into(),
-            other => other.to_string(),
-        });
+        let text = |k: &str| {
+            h.get(k).map_or_else(String::new, |v| match v {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Null => "–".into(),
+                other => other.to_string(),
+            })
+        };
         let figure = |k: &str, unit: &str| {
             h.pointer(&format!("/figures/{k}"))
                 .and_then(serde_json::Value::as_f64)
@@ -983,24 +997,30 @@ mod tests {
     /// per rollout call over an empty loop of 4 per call.
     fn prom_counts(per_call: u64) -> Vec<crate::bench::results::Count> {
         use crate::bench::results::{Count, PROM_INSTALLED};
-        [("empty", 4), ("rollout", 4 + per_call), ("verify", 4 + per_call + 9)]
-            .into_iter()
-            .map(|(mode, n)| Count {
-                build: PROM_INSTALLED,
-                mode,
-                instructions: Ok(n * CALLS),
-            })
-            .collect()
+        [
+            ("empty", 4),
+            ("rollout", 4 + per_call),
+            ("verify", 4 + per_call + 9),
+        ]
+        .into_iter()
+        .map(|(mode, n)| Count {
+            build: PROM_INSTALLED,
+            mode,
+            instructions: Ok(n * CALLS),
+        })
+        .collect()
     }
 
     #[test]
     fn a_time_implying_more_than_four_instructions_per_cycle_is_flagged_not_published() {
         let row = |name: &str, m: f64| json!({"name": name, "threads": 1, "median_ns": m, "low_ns": m, "high_ns": m});
-        let table = |ours: f64| json!({ "threads_1": [
-            row("empty loop", 0.36),
-            row("gym-metrics-prom record_rollout_duration", ours),
-            row("prometheus-client 0.26 Histogram::observe", 12.84),
-        ]});
+        let table = |ours: f64| {
+            json!({ "threads_1": [
+                row("empty loop", 0.36),
+                row("gym-metrics-prom record_rollout_duration", ours),
+                row("prometheus-client 0.26 Histogram::observe", 12.84),
+            ]})
+        };
         // BENCHMARKS.md's 3.93 ns for 83 instructions at 2450 MHz: 8.6 per cycle.
         let mut r = results(false, table(3.93));
         r.counts = prom_counts(83);
@@ -1010,11 +1030,20 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("flagged, not a result: 83 instructions in 3.93 ns at 2450 MHz would be 8.6 per cycle"), "{text}");
-        assert!(text.contains("would be 8.6 per cycle (> 4) | **flagged** |"), "{text}");
+        assert!(
+            text.contains("would be 8.6 per cycle (> 4) | **flagged** |"),
+            "{text}"
+        );
         assert!(!text.contains("0.31x (3.93 ns"), "{text}");
         let figures = headline(&r);
-        assert!(figures.contains(&("ratio_1_thread_to_fastest_peer", None)), "{figures:?}");
-        assert!(figures.contains(&("instructions_rollout", Some(83.0))), "{figures:?}");
+        assert!(
+            figures.contains(&("ratio_1_thread_to_fastest_peer", None)),
+            "{figures:?}"
+        );
+        assert!(
+            figures.contains(&("instructions_rollout", Some(83.0))),
+            "{figures:?}"
+        );
         // 83 instructions in 11.6 ns: 2.9 per cycle, a result with its ratio.
         let mut r = results(false, table(11.6));
         r.counts = prom_counts(83);
@@ -1028,7 +1057,10 @@ mod tests {
             .into_iter()
             .find(|(k, _)| *k == "ratio_1_thread_to_fastest_peer")
             .and_then(|(_, v)| v);
-        assert!(ratio_1.is_some_and(|q| (q - 0.9034).abs() < 0.001), "{ratio_1:?}");
+        assert!(
+            ratio_1.is_some_and(|q| (q - 0.9034).abs() < 0.001),
+            "{ratio_1:?}"
+        );
     }
 
     #[test]
@@ -1040,8 +1072,14 @@ mod tests {
             json!({"finished": "b", "cpu": "Intel Xeon", "family": 6, "model": 143, "mhz": 2100.0, "figures": {}}),
         ];
         let text = markdown(&r);
-        assert!(text.contains("| a | AMD EPYC | 25 / 1 | 2450.0 | 47.00 | 0.71x | – |"), "{text}");
-        assert!(text.contains("| b | Intel Xeon | 6 / 143 | 2100.0 | – | – | – |"), "{text}");
+        assert!(
+            text.contains("| a | AMD EPYC | 25 / 1 | 2450.0 | 47.00 | 0.71x | – |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| b | Intel Xeon | 6 / 143 | 2100.0 | – | – | – |"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -64,7 +64,7 @@ pub use crate::role::{
     DEFAULT_SERVICE_NAME, ROLE_ATTRIBUTE, SERVER_NAME_ATTRIBUTE, SERVER_TYPE_ATTRIBUTE,
 };
 pub use crate::tally::{VerifyCounts, VerifyTally};
-pub use crate::units::{duration_ms, duration_nanos};
+pub use crate::units::{duration_ms, duration_nanos, short_duration_nanos};
 
 pub mod catalogue {
     //! The instrument catalogue: the one source of truth for names, kinds,

@@ -12,6 +12,7 @@
 //! neither.
 
 use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::compiled_off::COMPILED_OFF;
@@ -27,7 +28,10 @@ const INITIALIZED: u8 = 2;
 /// The state and the slot it guards.
 struct RecorderCell {
     state: AtomicU8,
-    slot: UnsafeCell<Option<&'static dyn Recorder>>,
+    /// Filled before the state says INITIALIZED (not an `Option`: the
+    /// state already says whether it is filled, and a record call then
+    /// needs no second test).
+    slot: UnsafeCell<MaybeUninit<&'static dyn Recorder>>,
 }
 
 // SAFETY: the slot is written once, by the one thread whose exchange moved
@@ -43,7 +47,7 @@ impl RecorderCell {
     const fn new() -> Self {
         Self {
             state: AtomicU8::new(UNINITIALIZED),
-            slot: UnsafeCell::new(None),
+            slot: UnsafeCell::new(MaybeUninit::uninit()),
         }
     }
 
@@ -64,7 +68,7 @@ impl RecorderCell {
         let recorder: &'static dyn Recorder = Box::leak(Box::new(recorder));
         // SAFETY: winning the exchange makes this the slot's only writer, and
         // no reader touches the slot before INITIALIZED is published below.
-        unsafe { *self.slot.get() = Some(recorder) };
+        unsafe { (*self.slot.get()).write(recorder) };
         self.state.store(INITIALIZED, Ordering::Release);
         Ok(recorder)
     }
@@ -76,7 +80,7 @@ impl RecorderCell {
         }
         // SAFETY: the acquire load saw INITIALIZED, stored (release) after
         // the slot's only write, so the slot is filled and stays as it is.
-        unsafe { *self.slot.get() }
+        Some(unsafe { (*self.slot.get()).assume_init() })
     }
 }
 

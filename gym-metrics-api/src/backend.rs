@@ -67,7 +67,7 @@ pub use crate::role::{
 };
 pub use crate::span_groups::SpanGroups;
 pub use crate::tally::{VerifyCounts, VerifyTally};
-pub use crate::units::{duration_ms, duration_nanos};
+pub use crate::units::{duration_ms, duration_nanos, short_duration_nanos};
 
 pub mod catalogue {
     //! The instrument catalogue: the one source of truth for names, kinds,

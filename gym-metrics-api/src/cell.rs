@@ -17,6 +17,7 @@
 //! neither.
 
 use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU16, Ordering};
 
 use crate::compiled_off::COMPILED_OFF;
@@ -44,7 +45,10 @@ const fn group_bit(group: Group) -> u16 {
 /// The state (and, once initialised, the span groups) and the slot it guards.
 struct RecorderCell {
     state: AtomicU16,
-    slot: UnsafeCell<Option<&'static dyn Recorder>>,
+    /// Filled before the state says INITIALIZED (not an `Option`: the
+    /// state already says whether it is filled, and a record call then
+    /// needs no second test).
+    slot: UnsafeCell<MaybeUninit<&'static dyn Recorder>>,
 }
 
 // SAFETY: the slot is written once, by the one thread whose exchange moved
@@ -60,7 +64,7 @@ impl RecorderCell {
     const fn new() -> Self {
         Self {
             state: AtomicU16::new(UNINITIALIZED),
-            slot: UnsafeCell::new(None),
+            slot: UnsafeCell::new(MaybeUninit::uninit()),
         }
     }
 
@@ -82,7 +86,7 @@ impl RecorderCell {
         let recorder: &'static dyn Recorder = Box::leak(Box::new(recorder));
         // SAFETY: winning the exchange makes this the slot's only writer, and
         // no reader touches the slot before INITIALIZED is published below.
-        unsafe { *self.slot.get() = Some(recorder) };
+        unsafe { (*self.slot.get()).write(recorder) };
         self.state.store(INITIALIZED | groups, Ordering::Release);
         Ok(recorder)
     }
@@ -94,7 +98,7 @@ impl RecorderCell {
         }
         // SAFETY: the acquire load saw INITIALIZED, stored (release) after
         // the slot's only write, so the slot is filled and stays as it is.
-        unsafe { *self.slot.get() }
+        Some(unsafe { (*self.slot.get()).assume_init() })
     }
 
     /// [`RecorderCell::load`], and `None` too when `group` is off: the
@@ -107,7 +111,7 @@ impl RecorderCell {
         }
         // SAFETY: the acquire load saw INITIALIZED, stored (release) after
         // the slot's only write, so the slot is filled and stays as it is.
-        unsafe { *self.slot.get() }
+        Some(unsafe { (*self.slot.get()).assume_init() })
     }
 }
 

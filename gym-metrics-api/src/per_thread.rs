@@ -11,11 +11,19 @@
 //! destructor, aborts the process. That is exactly what a `VerifyTimer` kept
 //! in a `thread_local!` does when its thread exits. Here such a thread gets
 //! `None` instead, and the caller records into a shared value.
+//!
+//! The record path does not walk id → bucket → value each time: every
+//! thread keeps a few shortcuts, each a `PerThread`'s key (unique for the
+//! process's life, never reused) beside a pointer to that thread's value in
+//! it. A hit is one compare and one load; a miss (the first call, or two
+//! `PerThread`s sharing a shortcut) takes the walk and refills it.
 
 use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 /// Bucket `b` holds `2^b` values: ids `2^b - 1 ..= 2^(b+1) - 2`.
@@ -64,7 +72,47 @@ fn ids() -> MutexGuard<'static, Ids> {
     IDS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Shortcuts per thread: a `PerThread` uses the one its key selects.
+const SHORTCUTS: usize = 8;
+
+/// A `PerThread`'s key and this thread's value in it (a `*const T`).
+#[derive(Clone, Copy)]
+struct Shortcut {
+    key: u64,
+    /// Never null, so a hit needs no null check.
+    value: NonNull<()>,
+}
+
+impl Shortcut {
+    /// Matches no `PerThread`: keys count up from 16 and never reach this one,
+    /// and a `PerThread` without a key yet has key 0.
+    const NONE: Shortcut = Shortcut {
+        key: u64::MAX,
+        value: NonNull::dangling(),
+    };
+}
+
+/// Keys step by this much: a key's shortcut is `(key / KEY_STEP) % SHORTCUTS`,
+/// and with 16-byte shortcuts that index times 16 is the key's bits 4 to 6,
+/// so the record path finds its shortcut with one mask, no shift.
+const KEY_STEP: u64 = 16;
+
+/// The shortcut a key uses.
+#[inline(always)]
+fn shortcut_of(key: u64) -> usize {
+    (key / KEY_STEP) as usize % SHORTCUTS
+}
+
+/// The next `PerThread` key; 0 means "no key yet", so keys start at one step.
+static NEXT_KEY: AtomicU64 = AtomicU64::new(KEY_STEP);
+
 thread_local! {
+    /// This thread's shortcuts. Filled only with this thread's own values
+    /// (never the caller's shared fallback), and emptied by [`IdOwner`]'s
+    /// destructor before the thread's id (and so its values) may go to
+    /// another thread. No destructor, like `SLOT`.
+    static SHORTCUT: [Cell<Shortcut>; SHORTCUTS] =
+        const { [const { Cell::new(Shortcut::NONE) }; SHORTCUTS] };
     /// This thread's slot. No destructor, so it stays readable for the whole
     /// thread, teardown included: the record path reads only this.
     static SLOT: Cell<Slot> = const { Cell::new(Slot::NONE) };
@@ -79,7 +127,9 @@ impl Drop for IdOwner {
         if let Some(id) = self.0.take() {
             // From here on this thread finds no value of its own (`OWNER`
             // is gone, so it cannot take another id either), and the id may
-            // go to a new thread.
+            // go to a new thread. The shortcuts first: from now on they
+            // would point at values another thread may own.
+            let _ = SHORTCUT.try_with(|all| all.iter().for_each(|s| s.set(Shortcut::NONE)));
             let _ = SLOT.try_with(|slot| slot.set(Slot::NONE));
             ids().free.push(Reverse(id));
         }
@@ -116,8 +166,8 @@ fn slot_or_take_id() -> Option<Slot> {
 
 /// One `T` per live thread, summed (or otherwise read) by iterating them all.
 ///
-/// [`PerThread::get`] is the record path: one thread-local read and two
-/// loads, never a lock. [`PerThread::get_or`] creates the calling thread's
+/// [`PerThread::get`] is the record path: a load of the key, a thread-local
+/// load and a compare (a shortcut's hit), never a lock. [`PerThread::get_or`] creates the calling thread's
 /// value (for a new id, a whole bucket of them) and returns `None` only for a
 /// thread past the point where its thread-local storage is torn down (a value
 /// kept in a `thread_local!` that records as it drops): the caller then
@@ -145,6 +195,8 @@ fn slot_or_take_id() -> Option<Slot> {
 /// assert_eq!(total, 3);
 /// ```
 pub struct PerThread<T> {
+    /// This `PerThread`'s shortcut key: 0 until its first value is created.
+    key: AtomicU64,
     buckets: [OnceLock<Box<[T]>>; BUCKETS],
 }
 
@@ -157,6 +209,7 @@ impl<T> PerThread<T> {
     /// ```
     pub const fn new() -> Self {
         Self {
+            key: AtomicU64::new(0),
             buckets: [const { OnceLock::new() }; BUCKETS],
         }
     }
@@ -172,8 +225,73 @@ impl<T> PerThread<T> {
     /// ```
     #[inline(always)]
     pub fn get(&self) -> Option<&T> {
+        match self.get_shortcut() {
+            Some(value) => Some(value),
+            None => self.walk(),
+        }
+    }
+
+    /// The calling thread's value if its shortcut holds it, else `None` (the
+    /// value may still exist: [`PerThread::get`] or [`PerThread::get_or`]
+    /// find it and refill the shortcut). For a record path that sends every
+    /// miss to one cold path: a hit is a load, a compare and a load.
+    ///
+    /// ```
+    /// let p = gym_metrics_api::backend::PerThread::new();
+    /// assert_eq!(p.get_shortcut(), None);
+    /// p.get_or(|| 7);
+    /// assert_eq!(p.get_shortcut(), Some(&7));
+    /// ```
+    #[inline(always)]
+    pub fn get_shortcut(&self) -> Option<&T> {
+        // Relaxed: only this thread's own shortcut is read, and this thread
+        // wrote it after it read the key itself.
+        let key = self.key.load(Ordering::Relaxed);
+        let hit = SHORTCUT
+            .try_with(|all| all[shortcut_of(key)].get())
+            .ok()
+            .filter(|s| s.key == key)?;
+        // SAFETY: a shortcut holding this key was filled by this thread from
+        // this very `PerThread` (keys are never reused), with a pointer into
+        // one of its buckets, which live as long as it does (`&self` proves
+        // it alive) and never move (boxed). The value is this thread's own:
+        // the shortcut is emptied before the thread's id goes back to the pool.
+        Some(unsafe { hit.value.cast::<T>().as_ref() })
+    }
+
+    /// [`PerThread::get`] past a shortcut's miss: id → bucket → value, and
+    /// the shortcut refilled.
+    #[cold]
+    #[inline(never)]
+    fn walk(&self) -> Option<&T> {
         let slot = SLOT.try_with(Cell::get).ok()?;
-        self.buckets.get(slot.bucket)?.get()?.get(slot.index)
+        let value = self.buckets.get(slot.bucket)?.get()?.get(slot.index)?;
+        self.remember(value);
+        Some(value)
+    }
+
+    /// Points this thread's shortcut for this `PerThread` at `value`, which
+    /// must be this thread's own (found through its live slot).
+    fn remember(&self, value: &T) {
+        let key = match self.key.load(Ordering::Relaxed) {
+            0 => {
+                let fresh = NEXT_KEY.fetch_add(KEY_STEP, Ordering::Relaxed);
+                match self
+                    .key
+                    .compare_exchange(0, fresh, Ordering::Relaxed, Ordering::Relaxed)
+                {
+                    Ok(_) => fresh,
+                    Err(won) => won,
+                }
+            }
+            key => key,
+        };
+        let _ = SHORTCUT.try_with(|all| {
+            all[shortcut_of(key)].set(Shortcut {
+                key,
+                value: NonNull::from(value).cast(),
+            });
+        });
     }
 
     /// The calling thread's value, created with `create` if it has none
@@ -214,10 +332,13 @@ impl<T> PerThread<T> {
     /// ```
     pub fn get_or(&self, mut create: impl FnMut() -> T) -> Option<&T> {
         let slot = slot_or_take_id()?;
-        self.buckets
+        let value = self
+            .buckets
             .get(slot.bucket)?
             .get_or_init(|| (0..1usize << slot.bucket).map(|_| create()).collect())
-            .get(slot.index)
+            .get(slot.index)?;
+        self.remember(value);
+        Some(value)
     }
 
     /// Every value created so far, of live and exited threads alike (with
@@ -299,6 +420,29 @@ mod tests {
         assert!(p.iter().count() <= 64, "{}", p.iter().count());
     }
 
+    #[test]
+    fn shortcuts_shared_by_many_per_threads_still_find_each_its_own_value() {
+        // More `PerThread`s than shortcuts: several share one, and each
+        // lookup must still return its own value (a displaced shortcut is a
+        // miss, never another `PerThread`'s value).
+        let all: Vec<PerThread<usize>> = (0..3 * SHORTCUTS).map(|_| PerThread::new()).collect();
+        for (i, p) in all.iter().enumerate() {
+            assert_eq!(p.get_or(|| i), Some(&i));
+        }
+        for _round in 0..3 {
+            for (i, p) in all.iter().enumerate().rev() {
+                assert_eq!(p.get(), Some(&i));
+                assert_eq!(p.get_shortcut(), Some(&i), "refilled by get");
+            }
+        }
+        // A `PerThread` dropped and another made (perhaps at the same
+        // address): the new one's key is new, so no stale shortcut matches.
+        drop(all);
+        let fresh: PerThread<usize> = PerThread::new();
+        assert_eq!(fresh.get_shortcut(), None);
+        assert_eq!(fresh.get(), None);
+    }
+
     /// Set by the destructor below: `None` (no value, no panic) seen.
     static SAW_NONE: AtomicBool = AtomicBool::new(false);
 
@@ -306,7 +450,9 @@ mod tests {
 
     impl Drop for AskOnDrop {
         fn drop(&mut self) {
-            let none = self.0.get().is_none() && self.0.get_or(|| 1).is_none();
+            let none = self.0.get_shortcut().is_none()
+                && self.0.get().is_none()
+                && self.0.get_or(|| 1).is_none();
             SAW_NONE.store(none, Ordering::SeqCst);
         }
     }
@@ -322,6 +468,8 @@ mod tests {
         std::thread::spawn(move || {
             HELD.with(|_| {}); // registered first, so destroyed after the owner
             assert_eq!(q.get_or(|| 5), Some(&5));
+            // The shortcut is filled: the owner's destructor must empty it.
+            assert_eq!(q.get_shortcut(), Some(&5));
             HELD.with(|h| *h.borrow_mut() = Some(AskOnDrop(q)));
         })
         .join()

@@ -15,10 +15,34 @@ use std::time::Duration;
 /// ```
 #[inline(always)]
 pub fn duration_nanos(duration: Duration) -> u64 {
-    duration
-        .as_secs()
-        .saturating_mul(1_000_000_000)
-        .saturating_add(u64::from(duration.subsec_nanos()))
+    match short_duration_nanos(duration) {
+        Some(nanos) => nanos,
+        None => duration
+            .as_secs()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(u64::from(duration.subsec_nanos())),
+    }
+}
+
+/// [`duration_nanos`] for durations below 18,446,744,073 s (584 years),
+/// where no overflow is possible: one compare, a multiply and an add (the
+/// saturating forms test for overflow twice). `None` from there on: a record
+/// path then takes [`duration_nanos`] on a cold path of its own, so that its
+/// hot path keeps no register for the saturating arithmetic.
+///
+/// ```
+/// use std::time::Duration;
+/// use gym_metrics_api::backend::short_duration_nanos;
+/// assert_eq!(short_duration_nanos(Duration::new(2, 7)), Some(2_000_000_007));
+/// assert_eq!(short_duration_nanos(Duration::MAX), None);
+/// ```
+#[inline(always)]
+pub fn short_duration_nanos(duration: Duration) -> Option<u64> {
+    /// Below this many seconds nothing can overflow: `(LIMIT - 1) * 1e9 +
+    /// 999_999_999 < u64::MAX`.
+    const LIMIT: u64 = u64::MAX / 1_000_000_000;
+    let secs = duration.as_secs();
+    (secs < LIMIT).then(|| secs * 1_000_000_000 + u64::from(duration.subsec_nanos()))
 }
 
 /// Milliseconds as `f64`: [`duration_nanos`] times `1e-6`, one conversion and
@@ -58,6 +82,22 @@ mod tests {
             );
         }
         assert!(duration_ms(Duration::MAX).is_finite());
+    }
+
+    #[test]
+    fn short_durations_convert_exactly_and_the_last_seconds_are_left_to_the_saturating_form() {
+        let limit = u64::MAX / 1_000_000_000;
+        let last_short = Duration::new(limit - 1, 999_999_999);
+        assert_eq!(
+            short_duration_nanos(last_short),
+            Some((limit - 1) * 1_000_000_000 + 999_999_999)
+        );
+        assert_eq!(short_duration_nanos(Duration::new(limit, 0)), None);
+        // Past the short range the saturating form is exact where it can be.
+        assert_eq!(
+            duration_nanos(Duration::new(limit, 0)),
+            limit * 1_000_000_000
+        );
     }
 
     #[test]

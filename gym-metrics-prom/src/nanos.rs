@@ -3,7 +3,7 @@
 
 /// A duration in whole nanoseconds, saturating at `u64::MAX` (584 years):
 /// the API's conversion, the one the facade's defaults use.
-pub(crate) use gym_metrics_api::backend::duration_nanos;
+pub(crate) use gym_metrics_api::backend::{duration_nanos, short_duration_nanos};
 
 /// Nanoseconds in a millisecond.
 pub(crate) const NANOS_PER_MILLI: f64 = 1_000_000.0;

@@ -29,7 +29,7 @@ use std::time::Duration;
 use gym_metrics_api::backend::{Boundaries, PerThread};
 
 use crate::bucket_search::BucketSearch;
-use crate::nanos::{duration_nanos, millis_nanos, NANOS_PER_MILLI};
+use crate::nanos::{duration_nanos, millis_nanos, short_duration_nanos, NANOS_PER_MILLI};
 
 /// Bucket counts held inline in a shard: with the sum, the carry, the
 /// successes and the overflow pointer, 256 bytes, two 128-byte lines (the 15
@@ -52,6 +52,8 @@ struct Shard {
 // A count more inline would spill the shard onto a third line.
 #[cfg(not(gym_loom))]
 const _: () = assert!(std::mem::size_of::<Shard>() == 256);
+// `record_in` indexes the inline counts directly for searches of up to 16 buckets.
+const _: () = assert!(INLINE_COUNTS >= 16);
 
 impl Shard {
     fn new(buckets: usize) -> Self {
@@ -147,7 +149,18 @@ impl ShardedHistogram {
     /// the way (the facade's `Duration` calls land here).
     #[inline]
     pub(crate) fn record_duration(&self, duration: Duration) {
-        self.record_nanos(duration_nanos(duration), false);
+        match short_duration_nanos(duration) {
+            Some(nanos) => self.record_nanos(nanos, false),
+            None => self.record_long(duration, false),
+        }
+    }
+
+    /// A duration of 584 years or more (saturating): a tail call, so that
+    /// the hot path keeps no register for the saturating arithmetic.
+    #[cold]
+    #[inline(never)]
+    fn record_long(&self, duration: Duration, succeeded: bool) {
+        self.record_nanos(duration_nanos(duration), succeeded);
     }
 
     /// Records one value in milliseconds and its outcome: the success count
@@ -163,14 +176,18 @@ impl ShardedHistogram {
     /// [`ShardedHistogram::record_outcome`] for a measured duration.
     #[inline]
     pub(crate) fn record_duration_outcome(&self, duration: Duration, succeeded: bool) {
-        self.record_nanos(duration_nanos(duration), succeeded);
+        match short_duration_nanos(duration) {
+            Some(nanos) => self.record_nanos(nanos, succeeded),
+            None => self.record_long(duration, succeeded),
+        }
     }
 
     #[inline(always)]
     fn record_nanos(&self, nanos: u64, succeeded: bool) {
-        // `get` first: its lookup inlines, where `get_or`'s (carrying the
-        // allocation path) is a call on every record.
-        match self.shards.get() {
+        // The shortcut only: a miss (the thread's first record, a shortcut
+        // another histogram took, an exiting thread) goes to the cold path,
+        // as a tail call.
+        match self.shards.get_shortcut() {
             Some(shard) => self.record_in(shard, nanos, succeeded),
             None => self.record_without_shard(nanos, succeeded),
         }
@@ -194,21 +211,49 @@ impl ShardedHistogram {
         self.shards.get_or(|| Shard::new(buckets))
     }
 
+    /// The hot path makes no call that returns to it (every other path is a
+    /// tail call), so it saves no registers: the default bounds' search, the
+    /// sum and the count, inline.
     #[inline(always)]
     fn record_in(&self, shard: &Shard, nanos: u64, succeeded: bool) {
-        let count = shard.count(self.search.index(nanos));
+        match self.search.index_below_16(nanos) {
+            // Below 16, so an inline count (`INLINE_COUNTS >= 16`).
+            Some(index) => Self::add(shard, &shard.counts[index], nanos, succeeded),
+            None => self.record_in_searched(shard, nanos, succeeded),
+        }
+    }
 
+    /// [`Self::record_in`] for bounds the octave search does not take.
+    #[inline(never)]
+    fn record_in_searched(&self, shard: &Shard, nanos: u64, succeeded: bool) {
+        Self::add(
+            shard,
+            shard.count(self.search.index(nanos)),
+            nanos,
+            succeeded,
+        );
+    }
+
+    /// Adds one value to `shard`, counted in `count`. Only the calling thread
+    /// writes its shard, so a relaxed load followed by a store cannot lose
+    /// an update.
+    #[inline(always)]
+    fn add(shard: &Shard, count: &AtomicU64, nanos: u64, succeeded: bool) {
         // Integer nanoseconds: exact, and an add is one cycle on the
         // store-to-load chain a tight loop on one slot forms (a float add is
         // three). Past 584 years of summed time, the sum carries (never wraps).
-        let sum = shard.sum_nanos.load(Ordering::Relaxed);
-        match sum.checked_add(nanos) {
-            Some(sum) => shard.sum_nanos.store(sum, Ordering::Relaxed),
-            None => Self::carry(shard, sum, nanos),
-        }
+        let Some(sum) = shard.sum_nanos.load(Ordering::Relaxed).checked_add(nanos) else {
+            return Self::carry_then_count(shard, count, nanos, succeeded);
+        };
+        shard.sum_nanos.store(sum, Ordering::Relaxed);
+        Self::count_one(shard, count, succeeded);
+    }
 
+    /// Publishes one value's count (and success) after its sum.
+    #[inline(always)]
+    fn count_one(shard: &Shard, count: &AtomicU64, succeeded: bool) {
         let new_count = count.load(Ordering::Relaxed).wrapping_add(1);
-        // Release: a reader that sees this count also sees the sum above.
+        // Release: a reader that sees this count also sees the sum before it.
         count.store(new_count, Ordering::Release);
 
         if succeeded {
@@ -216,6 +261,17 @@ impl ShardedHistogram {
             // Release: a reader that sees this success also sees its bucket count.
             shard.successes.store(new, Ordering::Release);
         }
+    }
+
+    /// [`Self::add`] once per 584 years: the carry, then the count.
+    #[cold]
+    #[inline(never)]
+    fn carry_then_count(shard: &Shard, count: &AtomicU64, nanos: u64, succeeded: bool) {
+        // Read again rather than passed: the hot path then keeps no copy
+        // (only this thread writes the sum, so it is the same value).
+        let sum = shard.sum_nanos.load(Ordering::Relaxed);
+        Self::carry(shard, sum, nanos);
+        Self::count_one(shard, count, succeeded);
     }
 
     /// [`Self::record_in`] for the shard that exiting threads share: several

@@ -9,6 +9,9 @@
 mod callgrind;
 mod chart;
 mod figures;
+mod history;
+mod http_wrk;
+mod ipc;
 mod machine;
 mod report;
 mod results;
@@ -70,16 +73,21 @@ fn build_bins(out: &Path) -> Result<(PathBuf, PathBuf), String> {
 
 fn counts(release: &Path, noop_loop: &Path, out: &Path) -> Vec<Count> {
     let mut counts = Vec::new();
-    for (build, program) in [
-        ("nothing installed", release.join("callgrind_loop")),
-        ("noop backend", noop_loop.to_path_buf()),
+    for (build, program, backend) in [
+        ("nothing installed", release.join("callgrind_loop"), None),
+        ("noop backend", noop_loop.to_path_buf(), None),
+        (
+            results::PROM_INSTALLED,
+            release.join("callgrind_loop"),
+            Some("prom"),
+        ),
     ] {
         for mode in ["empty", "rollout", "verify"] {
             eprintln!("==> bench: callgrind {build} {mode}");
             counts.push(Count {
                 build,
                 mode,
-                instructions: callgrind::count(&program, mode, out),
+                instructions: callgrind::count(&program, mode, backend, out),
             });
         }
     }
@@ -172,24 +180,44 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let counts = counts(&release, &noop_loop, &out);
     let rss = rss(&release, quick);
     let wrk = scrape_under_wrk(&release);
+    let http_wrk = http_wrk::run(
+        &release.join("http_layer_server"),
+        &out,
+        if quick { 1 } else { http_wrk::ROUNDS },
+    );
     let mut no_alloc = bench_cargo();
     no_alloc.args(["test", "--release", "-p", "gym-bench", "--test", "no_alloc"]);
     let no_alloc = status("the no-allocation test", no_alloc);
 
-    let results = Results {
+    let cpu = machine::Cpu::read();
+    let mut results = Results {
         quick,
         record_prom: Doc::load(&out, "record_prom"),
         record_otel: Doc::load(&out, "record_otel"),
         scrape: Doc::load(&out, "scrape"),
         otel_export: Doc::load(&out, "otel_export"),
+        http_layer: Doc::load(&out, "http_layer"),
+        http_wrk,
         counts,
         rss,
         wrk,
         no_alloc,
-        machine: machine::describe(),
+        machine: machine::describe(&cpu),
+        cpu,
         versions: machine::versions(&workspace_root().join("Cargo.lock")),
         finished: now_utc(),
+        history: Vec::new(),
     };
+    // A full run's machine and headline ratios join the repository's
+    // history; a quick run's (figures that mean nothing) only a scratch one.
+    let history_path = if quick {
+        out.join("history.jsonl")
+    } else {
+        workspace_root().join(history::HISTORY_PATH)
+    };
+    let entry = history::entry(&results.finished, &results.cpu, &report::headline(&results));
+    history::append(&history_path, &entry)?;
+    results.history = history::read(&history_path);
     let (markdown_path, chart_path) = if quick {
         (out.join("BENCHMARKS.md"), out.join("record-path.svg"))
     } else {

@@ -19,6 +19,7 @@
 
 pub mod cpu_time;
 pub mod harness;
+pub mod http_peers;
 pub mod mode;
 pub mod otlp_sink;
 pub mod output;

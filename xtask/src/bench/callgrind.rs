@@ -7,11 +7,17 @@ use std::process::Command;
 /// Calls per counted loop.
 pub const CALLS: u64 = 1_000_000;
 
-/// Instructions executed inside the `gym_bench_<mode>_loop` that `program` runs.
+/// Instructions executed inside the `gym_bench_<mode>_loop` that `program`
+/// runs, with `backend` (`Some("prom")`) installed before the loop.
 ///
 /// # Errors
 /// valgrind could not run, failed, or wrote no total.
-pub fn count(program: &Path, mode: &str, out_dir: &Path) -> Result<u64, String> {
+pub fn count(
+    program: &Path,
+    mode: &str,
+    backend: Option<&str>,
+    out_dir: &Path,
+) -> Result<u64, String> {
     // Any loop function: identical loops may be folded into one symbol (the
     // noop build folds the record loops into the empty one), and only the
     // loop named by `mode` runs.
@@ -20,13 +26,17 @@ pub fn count(program: &Path, mode: &str, out_dir: &Path) -> Result<u64, String> 
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let out_file = out_dir.join(format!("callgrind.{name}.{mode}.out"));
+    let out_file = out_dir.join(format!(
+        "callgrind.{name}.{}{mode}.out",
+        backend.map_or_else(String::new, |b| format!("{b}."))
+    ));
     let status = Command::new("valgrind")
         .arg("--tool=callgrind")
         .arg(format!("--callgrind-out-file={}", out_file.display()))
         .arg(format!("--toggle-collect={function}"))
         .arg(program)
         .args([mode, &CALLS.to_string()])
+        .args(backend)
         .output()
         .map_err(|e| format!("running valgrind (is it installed?): {e}"))?;
     if !status.status.success() {

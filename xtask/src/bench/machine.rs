@@ -16,17 +16,62 @@ pub const MEASURED_CRATES: [&str; 8] = [
     "hyper",
 ];
 
+/// The CPU as `/proc/cpuinfo` names it (its first processor): enough to
+/// tell two machines of one "kind" apart, and the clock an implied
+/// instructions-per-cycle figure is computed with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cpu {
+    /// `model name`, e.g. `AMD EPYC 7B13`.
+    pub model_name: String,
+    /// `cpu family` (25 for Zen 3).
+    pub family: Option<u32>,
+    /// `model`.
+    pub model: Option<u32>,
+    /// `cpu MHz` when read (at the end of the run): the current clock, which
+    /// under a hypervisor is often the nominal one.
+    pub mhz: Option<f64>,
+}
+
+impl Cpu {
+    /// This machine's CPU (`unknown CPU` without `/proc/cpuinfo`).
+    pub fn read() -> Self {
+        Self::parse(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default())
+    }
+
+    /// The first processor's entry of a `/proc/cpuinfo` text.
+    pub fn parse(cpuinfo: &str) -> Self {
+        let first = cpuinfo.split("\n\n").next().unwrap_or_default();
+        let field = |key: &str| {
+            first.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim() == key).then(|| v.trim().to_string())
+            })
+        };
+        Self {
+            model_name: field("model name").unwrap_or_else(|| "unknown CPU".into()),
+            family: field("cpu family").and_then(|v| v.parse().ok()),
+            model: field("model").and_then(|v| v.parse().ok()),
+            mhz: field("cpu MHz").and_then(|v| v.parse().ok()),
+        }
+    }
+
+    /// `model name (family f, model m, c MHz)`, what the report names.
+    pub fn describe(&self) -> String {
+        let or_unknown = |v: Option<u32>| v.map_or_else(|| "unknown".into(), |v| v.to_string());
+        format!(
+            "{} (family {}, model {}, {} MHz)",
+            self.model_name,
+            or_unknown(self.family),
+            or_unknown(self.model),
+            self.mhz
+                .map_or_else(|| "unknown".into(), |m| format!("{m:.0}"))
+        )
+    }
+}
+
 /// The machine, one line per fact.
-pub fn describe() -> Vec<String> {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
+pub fn describe(cpu: &Cpu) -> Vec<String> {
+    let cpu = cpu.describe();
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let memory = std::fs::read_to_string("/proc/meminfo")
         .ok()
@@ -76,4 +121,29 @@ pub fn versions(lock_file: &Path) -> Vec<(String, String)> {
     }
     found.sort_by_key(|(n, _)| MEASURED_CRATES.iter().position(|m| *m == n));
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cpu;
+
+    #[test]
+    fn the_first_processor_is_named_with_family_model_and_clock() {
+        let text = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\n\
+                    model name\t: AMD EPYC 7B13\ncpu MHz\t\t: 2449.998\n\n\
+                    processor\t: 1\nmodel name\t: other\ncpu MHz\t\t: 1.0\n";
+        let cpu = Cpu::parse(text);
+        assert_eq!(cpu.model_name, "AMD EPYC 7B13");
+        assert_eq!((cpu.family, cpu.model), (Some(25), Some(1)));
+        assert_eq!(cpu.mhz, Some(2449.998));
+        assert_eq!(
+            cpu.describe(),
+            "AMD EPYC 7B13 (family 25, model 1, 2450 MHz)"
+        );
+        let none = Cpu::parse("");
+        assert_eq!(
+            none.describe(),
+            "unknown CPU (family unknown, model unknown, unknown MHz)"
+        );
+    }
 }

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use super::callgrind::CALLS;
 use super::figures::{is_peer, Doc, Row};
+use super::ipc;
 use super::results::Results;
 use super::template::Template;
 use super::wrk::ARGS as WRK_ARGS;
@@ -81,10 +82,83 @@ fn fmt_ns(v: Option<f64>) -> String {
     v.map_or_else(|| "–".into(), |v| format!("{v:.2}"))
 }
 
+/// The most instructions per call the facade record may take with the prom
+/// backend installed (issue 20), net of the empty loop.
+const MAX_INSTRUCTIONS: f64 = 50.0;
+
+/// Callgrind's instructions per call for a record-path row of ours (the
+/// facade with the prom backend), `None` for the other rows.
+fn row_instructions(r: &Results, name: &str) -> Option<f64> {
+    if name.starts_with("gym-metrics-prom record_rollout") {
+        r.prom_per_call("rollout")
+    } else if name.starts_with("gym-metrics-prom record_verify") {
+        r.prom_per_call("verify")
+    } else {
+        None
+    }
+}
+
+/// The instructions per cycle a row's median implies (ours only), and
+/// whether that makes the median implausible.
+fn row_ipc(r: &Results, row: &Row) -> (Option<f64>, bool) {
+    let q = ipc::implied(row_instructions(r, &row.name), row.median_ns, r.cpu.mhz);
+    (q, ipc::implausible(q))
+}
+
+/// The figures each run appends to the history file: instructions per
+/// record, and the 1- and 2-thread ratios to the fastest peer (`None`
+/// where not measured, or where the time is flagged as implausible).
+pub fn headline(r: &Results) -> Vec<(&'static str, Option<f64>)> {
+    let prom = &r.record_prom;
+    let ratio_to_peer = |threads: &str| {
+        let ours = prom
+            .rows(threads)
+            .into_iter()
+            .find(|row| row.name.starts_with("gym-metrics-prom record_rollout"))?;
+        if row_ipc(r, &ours).1 {
+            return None;
+        }
+        ratio(
+            ours.median_ns,
+            fastest_peer(prom, threads).map(|p| p.median_ns),
+        )
+    };
+    vec![
+        ("instructions_rollout", r.prom_per_call("rollout")),
+        ("instructions_verify", r.prom_per_call("verify")),
+        (
+            "rollout_1_thread_ns",
+            prom.median("threads_1", "gym-metrics-prom record_rollout"),
+        ),
+        ("ratio_1_thread_to_fastest_peer", ratio_to_peer("threads_1")),
+        (
+            "ratio_2_threads_to_fastest_peer",
+            ratio_to_peer("threads_2"),
+        ),
+    ]
+}
+
 fn targets(r: &Results) -> Vec<Target> {
     let prom = &r.record_prom;
     let otel = &r.record_otel;
     let mut t = Vec::new();
+    for (mode, what) in [
+        (
+            "rollout",
+            "prom `record_rollout_duration` through the facade: ≤ 50 instructions per call (callgrind, release, net of the empty loop)",
+        ),
+        (
+            "verify",
+            "prom `record_verify` through the facade: ≤ 50 instructions per call (callgrind, release, net of the empty loop)",
+        ),
+    ] {
+        let n = r.prom_per_call(mode);
+        t.push(Target {
+            what,
+            measured: n.map_or_else(|| "n/a".into(), |n| format!("{n:.2}")),
+            met: n.map(|n| n <= MAX_INSTRUCTIONS),
+        });
+    }
     let rollout_1 = prom.median("threads_1", "gym-metrics-prom record_rollout");
     let rollout_2 = prom.median("threads_2", "gym-metrics-prom record_rollout");
     for (threads, ours, limit, what) in [
@@ -103,6 +177,22 @@ fn targets(r: &Results) -> Vec<Target> {
     ] {
         let peer = fastest_peer(prom, threads);
         let q = ratio(ours, peer.as_ref().map(|p| p.median_ns));
+        let implied = ipc::implied(r.prom_per_call("rollout"), ours, r.cpu.mhz);
+        if ipc::implausible(implied) {
+            t.push(Target {
+                what,
+                measured: format!(
+                    "flagged, not a result: {} instructions in {:.2} ns at {:.0} MHz would be {:.1} per cycle (> {})",
+                    fmt_count(r.prom_per_call("rollout")),
+                    ours.unwrap_or(f64::NAN),
+                    r.cpu.mhz.unwrap_or(f64::NAN),
+                    implied.unwrap_or(f64::NAN),
+                    ipc::MAX_IPC
+                ),
+                met: None,
+            });
+            continue;
+        }
         t.push(Target {
             what,
             measured: match (ours, peer.as_ref()) {
@@ -381,6 +471,179 @@ fn notes(o: &mut String, t: &Template, r: &Results) {
     }
 }
 
+/// A record-path table with, per row of ours, callgrind's instructions per
+/// call and the instructions per cycle its median implies; a median implying
+/// more than [`ipc::MAX_IPC`] is struck through and flagged, its ratio left out.
+fn record_table(
+    out: &mut String,
+    r: &Results,
+    rows: &[Row],
+    baseline: Option<f64>,
+    reference: Option<(&str, f64)>,
+) {
+    let _ = writeln!(
+        out,
+        "| candidate | median (ns) | 95% CI (ns) | median − empty loop (ns) | ratio{} | instructions per call (callgrind) | implied instructions per cycle |",
+        reference.map_or(String::new(), |(n, _)| format!(" to {n}"))
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
+    for row in rows {
+        let (q_ipc, flagged) = row_ipc(r, row);
+        let median = if flagged {
+            format!("~~{}~~ flagged", fmt_ns(row.median_ns))
+        } else {
+            fmt_ns(row.median_ns)
+        };
+        let net = baseline
+            .zip(row.median_ns)
+            .map_or("".into(), |(b, m)| format!("{:.2}", m - b));
+        let q = match reference.zip(row.median_ns) {
+            Some(_) if flagged => "flagged".into(),
+            Some(((_, v), m)) => format!("{:.2}x", m / v),
+            None => String::new(),
+        };
+        let ci = match (row.low_ns, row.high_ns) {
+            (Some(l), Some(h)) => format!("{l:.2} – {h:.2}"),
+            _ => "–".into(),
+        };
+        let instructions =
+            row_instructions(r, &row.name).map_or(String::new(), |n| format!("{n:.1}"));
+        let ipc = q_ipc.map_or(String::new(), |q| {
+            if flagged {
+                format!("**{q:.1} (> {})**", ipc::MAX_IPC)
+            } else {
+                format!("{q:.1}")
+            }
+        });
+        let _ = writeln!(
+            out,
+            "| {} | {median} | {ci} | {net} | {q} | {instructions} | {ipc} |",
+            row.name
+        );
+    }
+}
+
+/// The HTTP layer beside its peers: the micro-benchmark (each middleware's
+/// metric work is its row minus the bare row) and the wrk rounds.
+fn http_layer(o: &mut String, t: &Template, r: &Results) {
+    let _ = writeln!(o, "\n{}\n", t.text("http_layer"));
+    missing(o, &r.http_layer);
+    let rows = r.http_layer.rows("threads_1");
+    if !rows.is_empty() {
+        let bare = rows
+            .iter()
+            .find(|row| row.name.starts_with("bare"))
+            .and_then(|row| row.median_ns);
+        let fastest_peer = rows
+            .iter()
+            .filter(|row| !row.name.starts_with("bare") && !row.name.starts_with("gym-metrics"))
+            .filter_map(|row| Some(row.median_ns? - bare?))
+            .min_by(f64::total_cmp);
+        let _ = writeln!(
+            o,
+            "| candidate | median (ns) | 95% CI (ns) | metric work: median − bare (ns) | metric work to the fastest peer's |\n|---|---:|---:|---:|---:|"
+        );
+        for row in &rows {
+            let work = bare.zip(row.median_ns).map(|(b, m)| m - b);
+            let ci = match (row.low_ns, row.high_ns) {
+                (Some(l), Some(h)) => format!("{l:.0} – {h:.0}"),
+                _ => "–".into(),
+            };
+            let q = if row.name.starts_with("bare") {
+                String::new()
+            } else {
+                fmt_ratio(ratio(work, fastest_peer))
+            };
+            let _ = writeln!(
+                o,
+                "| {} | {} | {ci} | {} | {q} |",
+                row.name,
+                row.median_ns
+                    .map_or_else(|| "–".into(), |m| format!("{m:.0}")),
+                work.map_or_else(|| "–".into(), |w| format!("{w:.0}")),
+            );
+        }
+    }
+    let _ = writeln!(
+        o,
+        "\n{}\n",
+        t.fill(
+            "http_wrk",
+            &[
+                ("args", &super::http_wrk::ARGS.join(" ")),
+                ("rounds", &super::http_wrk::ROUNDS.to_string()),
+            ],
+        )
+    );
+    match &r.http_wrk {
+        Ok(rounds) => {
+            let bare = rounds
+                .iter()
+                .find(|c| c.candidate == "bare")
+                .and_then(super::http_wrk::Rounds::median);
+            let _ = writeln!(
+                o,
+                "| server | requests/s, median of rounds | lowest – highest round | throughput to bare |\n|---|---:|---:|---:|"
+            );
+            for c in rounds {
+                let name = super::http_wrk::CANDIDATES
+                    .iter()
+                    .find(|(k, _)| *k == c.candidate)
+                    .map_or(c.candidate, |(_, n)| n);
+                let low = c
+                    .requests_per_sec
+                    .iter()
+                    .copied()
+                    .fold(f64::INFINITY, f64::min);
+                let high = c.requests_per_sec.iter().copied().fold(0.0, f64::max);
+                let _ = writeln!(
+                    o,
+                    "| {name} | {} | {low:.0} – {high:.0} | {} |",
+                    c.median().map_or_else(|| "–".into(), |m| format!("{m:.0}")),
+                    fmt_ratio(ratio(c.median(), bare)),
+                );
+            }
+        }
+        Err(e) => {
+            let _ = writeln!(o, "_Not measured in this run: {e}_");
+        }
+    }
+}
+
+/// The history file as a table: one row per run, machines side by side.
+fn history_table(out: &mut String, history: &[serde_json::Value]) {
+    let _ = writeln!(
+        out,
+        "| run | CPU | family / model | MHz | instructions per rollout record | 1 thread to the fastest peer | 2 threads to the fastest peer |\n|---|---|---|---:|---:|---:|---:|"
+    );
+    for h in history {
+        let text = |k: &str| {
+            h.get(k).map_or_else(String::new, |v| match v {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Null => "–".into(),
+                other => other.to_string(),
+            })
+        };
+        let figure = |k: &str, unit: &str| {
+            h.pointer(&format!("/figures/{k}"))
+                .and_then(serde_json::Value::as_f64)
+                .map_or_else(|| "–".into(), |v| format!("{v:.2}{unit}"))
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} / {} | {} | {} | {} | {} |",
+            text("finished"),
+            text("cpu"),
+            text("family"),
+            text("model"),
+            text("mhz"),
+            figure("instructions_rollout", ""),
+            figure("ratio_1_thread_to_fastest_peer", "x"),
+            figure("ratio_2_threads_to_fastest_peer", "x"),
+        );
+    }
+}
+
 fn table(out: &mut String, rows: &[Row], baseline: Option<f64>, reference: Option<(&str, f64)>) {
     let _ = writeln!(
         out,
@@ -452,7 +715,13 @@ pub fn markdown(r: &Results) -> String {
         "\n## Targets\n\n| target | measured | verdict |\n|---|---|---|"
     );
     for t in targets(r) {
-        let _ = writeln!(o, "| {} | {} | {} |", t.what, t.measured, verdict(t.met));
+        // A flagged time is neither met nor missed: it is not a result.
+        let v = if t.measured.starts_with("flagged") {
+            "**flagged**"
+        } else {
+            verdict(t.met)
+        };
+        let _ = writeln!(o, "| {} | {} | {v} |", t.what, t.measured);
     }
     contended_otel(&mut o, &t, r);
 
@@ -470,8 +739,9 @@ pub fn markdown(r: &Results) -> String {
         let empty = r.record_prom.median(threads, "empty");
         let peer = fastest_peer(&r.record_prom, threads);
         let _ = writeln!(o, "### Prometheus backend and peers, {label}\n");
-        table(
+        record_table(
             &mut o,
+            r,
             &rows,
             empty,
             peer.as_ref().map(|p| ("the fastest peer", p.median_ns)),
@@ -644,6 +914,8 @@ pub fn markdown(r: &Results) -> String {
         );
     }
 
+    http_layer(&mut o, &t, r);
+
     let _ = writeln!(o, "\n{}", t.text("memory"));
     for rss in &r.rss {
         match &rss.figures {
@@ -668,6 +940,13 @@ pub fn markdown(r: &Results) -> String {
             Err(e) => format!("test failed: {e}"),
         }
     );
+
+    let _ = writeln!(
+        o,
+        "\n{}\n",
+        t.fill("history", &[("path", super::history::HISTORY_PATH)])
+    );
+    history_table(&mut o, &r.history);
 
     let _ = writeln!(
         o,
@@ -700,14 +979,107 @@ mod tests {
             otel_export: Doc(Ok(json!({
                 "export": {"gym-metrics-otel": {"exports": 2, "bytes_per_export": 1388.0}}
             }))),
+            http_layer: Doc(Err("not run".into())),
+            http_wrk: Err("not run".into()),
             counts: Vec::new(),
             rss: Vec::new(),
             wrk: Err("not run".into()),
             no_alloc: Ok(()),
             machine: Vec::new(),
+            cpu: crate::bench::machine::Cpu::parse("model name\t: AMD EPYC\ncpu MHz\t\t: 2450.0\n"),
             versions: Vec::new(),
             finished: "now".into(),
+            history: Vec::new(),
         }
+    }
+
+    /// Callgrind counts of the prom-installed loops: `per_call` instructions
+    /// per rollout call over an empty loop of 4 per call.
+    fn prom_counts(per_call: u64) -> Vec<crate::bench::results::Count> {
+        use crate::bench::results::{Count, PROM_INSTALLED};
+        [
+            ("empty", 4),
+            ("rollout", 4 + per_call),
+            ("verify", 4 + per_call + 9),
+        ]
+        .into_iter()
+        .map(|(mode, n)| Count {
+            build: PROM_INSTALLED,
+            mode,
+            instructions: Ok(n * CALLS),
+        })
+        .collect()
+    }
+
+    #[test]
+    fn a_time_implying_more_than_four_instructions_per_cycle_is_flagged_not_published() {
+        let row = |name: &str, m: f64| json!({"name": name, "threads": 1, "median_ns": m, "low_ns": m, "high_ns": m});
+        let table = |ours: f64| {
+            json!({ "threads_1": [
+                row("empty loop", 0.36),
+                row("gym-metrics-prom record_rollout_duration", ours),
+                row("prometheus-client 0.26 Histogram::observe", 12.84),
+            ]})
+        };
+        // BENCHMARKS.md's 3.93 ns for 83 instructions at 2450 MHz: 8.6 per cycle.
+        let mut r = results(false, table(3.93));
+        r.counts = prom_counts(83);
+        let text = markdown(&r);
+        assert!(
+            text.contains("| gym-metrics-prom record_rollout_duration | ~~3.93~~ flagged | 3.93 – 3.93 | 3.57 | flagged | 83.0 | **8.6 (> 4)** |"),
+            "{text}"
+        );
+        assert!(text.contains("flagged, not a result: 83 instructions in 3.93 ns at 2450 MHz would be 8.6 per cycle"), "{text}");
+        assert!(
+            text.contains("would be 8.6 per cycle (> 4) | **flagged** |"),
+            "{text}"
+        );
+        assert!(!text.contains("0.31x (3.93 ns"), "{text}");
+        let figures = headline(&r);
+        assert!(
+            figures.contains(&("ratio_1_thread_to_fastest_peer", None)),
+            "{figures:?}"
+        );
+        assert!(
+            figures.contains(&("instructions_rollout", Some(83.0))),
+            "{figures:?}"
+        );
+        // 83 instructions in 11.6 ns: 2.9 per cycle, a result with its ratio.
+        let mut r = results(false, table(11.6));
+        r.counts = prom_counts(83);
+        let text = markdown(&r);
+        assert!(
+            text.contains("| gym-metrics-prom record_rollout_duration | 11.60 | 11.60 – 11.60 | 11.24 | 0.90x | 83.0 | 2.9 |"),
+            "{text}"
+        );
+        assert!(text.contains("| prom `record_rollout_duration` through the facade: ≤ 50 instructions per call (callgrind, release, net of the empty loop) | 83.00 | **missed** |"), "{text}");
+        let ratio_1 = headline(&r)
+            .into_iter()
+            .find(|(k, _)| *k == "ratio_1_thread_to_fastest_peer")
+            .and_then(|(_, v)| v);
+        assert!(
+            ratio_1.is_some_and(|q| (q - 0.9034).abs() < 0.001),
+            "{ratio_1:?}"
+        );
+    }
+
+    #[test]
+    fn the_history_table_shows_every_run_side_by_side() {
+        let mut r = results(false, json!({}));
+        r.history = vec![
+            json!({"finished": "a", "cpu": "AMD EPYC", "family": 25, "model": 1, "mhz": 2450.0,
+                   "figures": {"instructions_rollout": 47.0, "ratio_1_thread_to_fastest_peer": 0.71, "ratio_2_threads_to_fastest_peer": null}}),
+            json!({"finished": "b", "cpu": "Intel Xeon", "family": 6, "model": 143, "mhz": 2100.0, "figures": {}}),
+        ];
+        let text = markdown(&r);
+        assert!(
+            text.contains("| a | AMD EPYC | 25 / 1 | 2450.0 | 47.00 | 0.71x | – |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| b | Intel Xeon | 6 / 143 | 2100.0 | – | – | – |"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -723,7 +1095,7 @@ mod tests {
         ));
         assert!(
             text.contains(
-                "| gym-metrics-prom record_rollout_duration | 5.00 | 4.50 – 5.50 | 4.00 | 0.25x |"
+                "| gym-metrics-prom record_rollout_duration | 5.00 | 4.50 – 5.50 | 4.00 | 0.25x |  |  |"
             ),
             "{text}"
         );

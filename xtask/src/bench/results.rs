@@ -3,10 +3,14 @@
 use super::figures::Doc;
 use super::wrk::WrkResult;
 
+/// The callgrind build with the Prometheus backend installed: the record
+/// path the instruction target is about.
+pub const PROM_INSTALLED: &str = "prom installed";
+
 /// Instruction counts of one callgrind loop.
 #[derive(Debug, Clone)]
 pub struct Count {
-    /// Which build: `nothing installed` or `noop backend`.
+    /// Which build: `nothing installed`, `noop backend` or [`PROM_INSTALLED`].
     pub build: &'static str,
     /// `empty`, `rollout` or `verify`.
     pub mode: &'static str,
@@ -47,6 +51,10 @@ pub struct Results {
     pub scrape: Doc,
     /// `otel_export.json`.
     pub otel_export: Doc,
+    /// `http_layer.json`: one request through each HTTP middleware, no I/O.
+    pub http_layer: Doc,
+    /// The HTTP middlewares under wrk, every round, or why not run.
+    pub http_wrk: Result<Vec<super::http_wrk::Rounds>, String>,
     /// Callgrind counts.
     pub counts: Vec<Count>,
     /// Resident memory.
@@ -57,6 +65,10 @@ pub struct Results {
     pub no_alloc: Result<(), String>,
     /// The machine, one line per fact.
     pub machine: Vec<String>,
+    /// The CPU (its clock turns counts and times into instructions per cycle).
+    pub cpu: super::machine::Cpu,
+    /// The history file's lines, this run's last.
+    pub history: Vec<serde_json::Value>,
     /// `(crate, version)` measured.
     pub versions: Vec<(String, String)>,
     /// When the run ended (UTC, `date -u` style).
@@ -70,5 +82,15 @@ impl Results {
             .iter()
             .find(|c| c.build == build && c.mode == mode)
             .and_then(|c| c.instructions.as_ref().ok().copied())
+    }
+
+    /// Instructions per call of `mode` with the prom backend installed, net
+    /// of the empty loop's (the loop counter and the `Duration` argument's
+    /// construction stay in: every call site builds one).
+    pub fn prom_per_call(&self, mode: &str) -> Option<f64> {
+        let calls = super::callgrind::CALLS as f64;
+        let loop_ = self.count(PROM_INSTALLED, mode)? as f64;
+        let empty = self.count(PROM_INSTALLED, "empty")? as f64;
+        Some((loop_ - empty) / calls)
     }
 }

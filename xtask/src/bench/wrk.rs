@@ -88,9 +88,17 @@ impl Drop for Server {
 /// # Errors
 /// wrk could not run or printed no `Requests/sec`.
 pub fn run(url: &str) -> Result<WrkResult, String> {
+    run_with(url, &ARGS)
+}
+
+/// Runs wrk with `args` against `url`.
+///
+/// # Errors
+/// wrk could not run or printed no `Requests/sec`.
+pub fn run_with(url: &str, args: &[&str]) -> Result<WrkResult, String> {
     let wrk = wrk_path();
     let output = Command::new(&wrk)
-        .args(ARGS)
+        .args(args)
         .arg(url)
         .output()
         .map_err(|e| {

@@ -1,10 +1,14 @@
 //! A loop of N record calls for callgrind to count instructions in.
 //!
-//! `callgrind_loop <empty|rollout|verify> [N]`: `cargo xtask bench` runs it
-//! under `valgrind --tool=callgrind --toggle-collect=gym_bench_<mode>_loop`,
+//! `callgrind_loop <empty|rollout|verify> [N] [prom]`: `cargo xtask bench`
+//! runs it under `valgrind --tool=callgrind --toggle-collect=gym_bench_<mode>_loop`,
 //! so only the loop's own instructions count. Built normally nothing is
-//! installed (the facade's load and branch); built with `--features noop` the
-//! no-op backend is installed and every record call compiles to nothing.
+//! installed (the facade's load and branch), or with a third argument `prom`
+//! the Prometheus backend is (the record path the 50-instruction
+//! target is about; the loop calls are counted, the thread's first record,
+//! which creates its shard, is made before the loop); built with
+//! `--features noop` the no-op backend is installed and every record call
+//! compiles to nothing.
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -46,7 +50,7 @@ fn main() -> ExitCode {
         None => 1_000_000,
         Some(Ok(n)) => n,
         Some(Err(_)) => {
-            eprintln!("usage: callgrind_loop <empty|rollout|verify> [N]");
+            eprintln!("usage: callgrind_loop <empty|rollout|verify> [N] [prom]");
             return ExitCode::from(2);
         }
     };
@@ -62,6 +66,25 @@ fn main() -> ExitCode {
             eprintln!("callgrind_loop: {e}");
         }
     }
+    // The Prometheus backend installed, no listener: the record path only.
+    #[cfg(not(feature = "noop"))]
+    let _prom = if args.get(2).map(String::as_str) == Some("prom") {
+        match gym_metrics_prom::PrometheusBuilder::new().install_recorder() {
+            Ok(installed) => {
+                // The first record of a thread creates its shards: not the
+                // steady state being counted.
+                record_rollout_duration(Duration::from_millis(1));
+                record_verify(Duration::from_millis(1), true);
+                Some(installed)
+            }
+            Err(e) => {
+                eprintln!("callgrind_loop: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        None
+    };
     #[cfg(feature = "noop")]
     let _guard = match gym_metrics_noop::NoopBuilder::new().install() {
         Ok(guard) => guard,
@@ -75,7 +98,7 @@ fn main() -> ExitCode {
         Some("rollout") => gym_bench_rollout_loop(n),
         Some("verify") => gym_bench_verify_loop(n),
         _ => {
-            eprintln!("usage: callgrind_loop <empty|rollout|verify> [N]");
+            eprintln!("usage: callgrind_loop <empty|rollout|verify> [N] [prom]");
             return ExitCode::from(2);
         }
     }

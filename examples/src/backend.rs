@@ -139,6 +139,38 @@ fn no_web_config(web_config: &Path) -> Box<dyn Error> {
     .into()
 }
 
+/// What a backend that serves no `/metrics` (noop, otel) answers for the
+/// scrape-only parts of the switch: no child variables, plain `http`, a web
+/// configuration refused, nothing to read back. One definition for both.
+#[cfg(any(feature = "noop", not(feature = "prom")))]
+mod unscraped {
+    use super::*;
+
+    pub fn child_env(_: Option<&Path>) -> Vec<(&'static str, OsString)> {
+        Vec::new()
+    }
+
+    pub fn scheme(_: Option<&Path>) -> &'static str {
+        "http"
+    }
+
+    pub fn scrape_security(
+        web_config: &Path,
+        _: Option<&Path>,
+        _: Option<&Path>,
+    ) -> Result<ScrapeSecurity, Box<dyn Error>> {
+        Err(no_web_config(web_config))
+    }
+
+    pub fn metrics_addr<G>(_guard: &G) -> Option<SocketAddr> {
+        None
+    }
+
+    pub fn reader<G>(_guard: &G) -> MetricsReader {
+        MetricsReader {}
+    }
+}
+
 #[cfg(feature = "noop")]
 mod imp {
     use super::*;
@@ -159,32 +191,10 @@ mod imp {
         Ok(NoopBuilder::from_env()?)
     }
 
-    pub fn child_env(_: Option<&Path>) -> Vec<(&'static str, OsString)> {
-        Vec::new()
-    }
-
-    pub fn scheme(_: Option<&Path>) -> &'static str {
-        "http"
-    }
-
-    pub fn scrape_security(
-        web_config: &Path,
-        _: Option<&Path>,
-        _: Option<&Path>,
-    ) -> Result<ScrapeSecurity, Box<dyn Error>> {
-        Err(no_web_config(web_config))
-    }
+    pub use super::unscraped::{child_env, metrics_addr, reader, scheme, scrape_security};
 
     pub fn shutdown(guard: Guard) -> Result<(), Box<dyn Error>> {
         Ok(guard.shutdown()?)
-    }
-
-    pub fn metrics_addr(_guard: &Guard) -> Option<SocketAddr> {
-        None
-    }
-
-    pub fn reader(_guard: &Guard) -> MetricsReader {
-        MetricsReader {}
     }
 }
 
@@ -298,32 +308,10 @@ mod imp {
         Ok(OtelBuilder::from_env()?)
     }
 
-    pub fn child_env(_: Option<&Path>) -> Vec<(&'static str, OsString)> {
-        Vec::new()
-    }
-
-    pub fn scheme(_: Option<&Path>) -> &'static str {
-        "http"
-    }
-
-    pub fn scrape_security(
-        web_config: &Path,
-        _: Option<&Path>,
-        _: Option<&Path>,
-    ) -> Result<ScrapeSecurity, Box<dyn Error>> {
-        Err(no_web_config(web_config))
-    }
+    pub use super::unscraped::{child_env, metrics_addr, reader, scheme, scrape_security};
 
     pub fn shutdown(guard: Guard) -> Result<(), Box<dyn Error>> {
         Ok(guard.shutdown()?)
-    }
-
-    pub fn metrics_addr(_guard: &Guard) -> Option<SocketAddr> {
-        None
-    }
-
-    pub fn reader(_guard: &Guard) -> MetricsReader {
-        MetricsReader {}
     }
 }
 

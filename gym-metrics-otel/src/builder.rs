@@ -559,6 +559,8 @@ impl OtelBuilder {
     /// ```
     pub fn build(self) -> Result<(OtelRecorder, OtelGuard), BuildError> {
         gym_metrics_api::backend::check_recording_compiled_in()?;
+        #[cfg(feature = "tls")]
+        crate::tls::install_process_default_provider();
         for (setting, value) in [
             ("export_interval", self.export_interval),
             ("export_timeout", self.export_timeout),

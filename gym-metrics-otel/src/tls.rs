@@ -158,6 +158,20 @@ fn provider() -> Arc<CryptoProvider> {
     Arc::new(ring::default_provider())
 }
 
+/// Installs ring as the process's default rustls provider, unless the
+/// application installed one already. Our own configurations never need it,
+/// but this crate turns on reqwest's `rustls-no-provider` and Cargo unifies
+/// features: every other reqwest client of the same build (the application's
+/// own, or `opentelemetry-otlp`'s default HTTP client) would otherwise panic
+/// at construction looking for a process default. Called when the backend is
+/// built.
+pub(crate) fn install_process_default_provider() {
+    if CryptoProvider::get_default().is_none() {
+        // Another thread may have won the race: its provider stands.
+        let _ = ring::default_provider().install_default();
+    }
+}
+
 /// The platform's trust store.
 fn platform_roots() -> Result<RootCertStore, ConfigError> {
     let mut roots = RootCertStore::empty();

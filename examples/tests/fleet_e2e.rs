@@ -92,8 +92,9 @@ mod otel {
                 ("OTEL_METRIC_EXPORT_INTERVAL", "500".into()),
                 ("OTEL_SERVICE_NAME", "gym".into()),
             ],
+            // OTEL_SERVICE_NAME above is the base of `<base>/<process>`.
             from_orchestrator: Box::new(|s| {
-                s.labels.get("service_name").map(String::as_str) == Some("nemo-gym/orchestrator")
+                s.labels.get("service_name").map(String::as_str) == Some("gym/orchestrator")
             }),
         });
     }

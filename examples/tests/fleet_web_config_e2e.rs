@@ -115,7 +115,7 @@ fn every_process_serves_https_with_basic_auth_and_the_written_config_scrapes_the
     let deadline = Instant::now() + Duration::from_secs(20);
     let written = loop {
         if let Ok(text) = std::fs::read_to_string(&scrape_config) {
-            if text.contains("targets:") {
+            if text.contains("http_sd_configs:") {
                 break text;
             }
         }

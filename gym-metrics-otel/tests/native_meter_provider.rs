@@ -57,7 +57,8 @@ fn the_applications_instruments_share_our_resource_export_and_shutdown() {
     assert_eq!(names, [METER_SCOPE, "my-app", "my-lib"]);
     assert_eq!(
         resource_attribute(doc, "service.name").as_deref(),
-        Some("gym/math-0")
+        Some("nemo-gym/math-0"),
+        "our service.name (base nemo-gym, as NeMo Gym names it)"
     );
     let starts = point(doc, "sandbox.starts", "sum");
     assert_eq!(u64_of(&starts["asInt"]), 3);

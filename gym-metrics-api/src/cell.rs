@@ -10,8 +10,9 @@
 //!
 //! The recorder's span groups ([`Recorder::span_groups`]) live in the same
 //! word as the state, above its two low bits, published by the same release
-//! store: [`try_load_for`] asks "installed, and is this group on?" with the
-//! one acquire load and one compare that [`try_load`] costs.
+//! store: [`try_load_for`] asks "installed, and is this group on?" with one
+//! acquire load and one bit test (a group's bit is never set before the
+//! install is complete).
 //!
 //! The facade and the install both depend on this file; it depends on
 //! neither.
@@ -101,16 +102,18 @@ impl RecorderCell {
         Some(unsafe { (*self.slot.get()).assume_init() })
     }
 
-    /// [`RecorderCell::load`], and `None` too when `group` is off: the
-    /// same one load and one compare.
+    /// [`RecorderCell::load`], and `None` too when `group` is off: one load
+    /// and one bit test. A group's bit is only ever stored together with
+    /// INITIALIZED (by [`RecorderCell::set`]'s one release store), so the
+    /// bit alone says both "installed" and "this group is on".
     #[inline(always)]
     fn load_for(&self, group: Group) -> Option<&'static dyn Recorder> {
-        let wanted = STATE_BITS | group_bit(group);
-        if self.state.load(Ordering::Acquire) & wanted != INITIALIZED | group_bit(group) {
+        if self.state.load(Ordering::Acquire) & group_bit(group) == 0 {
             return None;
         }
-        // SAFETY: the acquire load saw INITIALIZED, stored (release) after
-        // the slot's only write, so the slot is filled and stays as it is.
+        // SAFETY: the acquire load saw a group bit, which is stored (release)
+        // only with INITIALIZED, after the slot's only write, so the slot is
+        // filled and stays as it is.
         Some(unsafe { (*self.slot.get()).assume_init() })
     }
 }
@@ -170,6 +173,18 @@ mod tests {
             );
         }
         assert!(cell.load().is_some(), "ungated loads see the recorder");
+    }
+
+    #[test]
+    fn no_group_passes_while_an_install_fills_the_slot() {
+        // The state an install holds between winning the exchange and
+        // publishing: no group bit yet, so a record call never reads the
+        // slot it is writing.
+        let cell = RecorderCell::new();
+        cell.state
+            .store(super::INITIALIZING, std::sync::atomic::Ordering::Relaxed);
+        assert!(Group::ALL.iter().all(|g| cell.load_for(*g).is_none()));
+        assert!(cell.load().is_none());
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 mod callgrind;
 mod chart;
+mod clock;
 mod figures;
 mod history;
 mod http_wrk;

@@ -26,6 +26,7 @@ pub fn entry(finished: &str, cpu: &super::machine::Cpu, headline: &[(&str, Optio
         "family": cpu.family,
         "model": cpu.model,
         "mhz": cpu.mhz.map(f64::round),
+        "measured_mhz": cpu.measured_mhz.map(f64::round),
         "figures": figures,
     })
 }

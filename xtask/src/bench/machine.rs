@@ -30,12 +30,25 @@ pub struct Cpu {
     /// `cpu MHz` when read (at the end of the run): the current clock, which
     /// under a hypervisor is often the nominal one.
     pub mhz: Option<f64>,
+    /// The clock measured by a chain of dependent adds ([`super::clock`]),
+    /// at the end of the run.
+    pub measured_mhz: Option<f64>,
 }
 
 impl Cpu {
-    /// This machine's CPU (`unknown CPU` without `/proc/cpuinfo`).
+    /// This machine's CPU (`unknown CPU` without `/proc/cpuinfo`), its clock
+    /// measured too.
     pub fn read() -> Self {
-        Self::parse(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default())
+        Self {
+            measured_mhz: super::clock::measure_mhz(),
+            ..Self::parse(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default())
+        }
+    }
+
+    /// The clock implied instructions per cycle are computed at: the
+    /// measured one, else what `/proc/cpuinfo` says.
+    pub fn clock_mhz(&self) -> Option<f64> {
+        self.measured_mhz.or(self.mhz)
     }
 
     /// The first processor's entry of a `/proc/cpuinfo` text.
@@ -52,19 +65,26 @@ impl Cpu {
             family: field("cpu family").and_then(|v| v.parse().ok()),
             model: field("model").and_then(|v| v.parse().ok()),
             mhz: field("cpu MHz").and_then(|v| v.parse().ok()),
+            measured_mhz: None,
         }
     }
 
-    /// `model name (family f, model m, c MHz)`, what the report names.
+    /// `model name (family f, model m, c MHz)`, what the report names, with
+    /// the measured clock when there is one.
     pub fn describe(&self) -> String {
         let or_unknown = |v: Option<u32>| v.map_or_else(|| "unknown".into(), |v| v.to_string());
+        let reported = self
+            .mhz
+            .map_or_else(|| "unknown".into(), |m| format!("{m:.0}"));
+        let clock = match self.measured_mhz {
+            Some(m) => format!("{reported} MHz reported, {m:.0} MHz measured"),
+            None => format!("{reported} MHz"),
+        };
         format!(
-            "{} (family {}, model {}, {} MHz)",
+            "{} (family {}, model {}, {clock})",
             self.model_name,
             or_unknown(self.family),
             or_unknown(self.model),
-            self.mhz
-                .map_or_else(|| "unknown".into(), |m| format!("{m:.0}"))
         )
     }
 }

@@ -101,7 +101,11 @@ fn row_instructions(r: &Results, name: &str) -> Option<f64> {
 /// The instructions per cycle a row's median implies (ours only), and
 /// whether that makes the median implausible.
 fn row_ipc(r: &Results, row: &Row) -> (Option<f64>, bool) {
-    let q = ipc::implied(row_instructions(r, &row.name), row.median_ns, r.cpu.mhz);
+    let q = ipc::implied(
+        row_instructions(r, &row.name),
+        row.median_ns,
+        r.cpu.clock_mhz(),
+    );
     (q, ipc::implausible(q))
 }
 
@@ -169,15 +173,27 @@ fn targets(r: &Results) -> Vec<Target> {
             "prom `record_rollout_duration`, 1 thread: ≤ 0.5x the fastest peer",
         ),
         (
+            "threads_1",
+            rollout_1,
+            0.8,
+            "prom `record_rollout_duration`, 1 thread, on this machine kind: ≤ 0.8x the fastest peer",
+        ),
+        (
             "threads_2",
             rollout_2,
             0.25,
             "prom `record_rollout_duration`, 2 threads: ≤ 0.25x the fastest peer",
         ),
+        (
+            "threads_2",
+            rollout_2,
+            1.0,
+            "prom `record_rollout_duration`, 2 threads: the lead kept (below the fastest peer, < 1.0x)",
+        ),
     ] {
         let peer = fastest_peer(prom, threads);
         let q = ratio(ours, peer.as_ref().map(|p| p.median_ns));
-        let implied = ipc::implied(r.prom_per_call("rollout"), ours, r.cpu.mhz);
+        let implied = ipc::implied(r.prom_per_call("rollout"), ours, r.cpu.clock_mhz());
         if ipc::implausible(implied) {
             t.push(Target {
                 what,
@@ -185,7 +201,7 @@ fn targets(r: &Results) -> Vec<Target> {
                     "flagged, not a result: {} instructions in {:.2} ns at {:.0} MHz would be {:.1} per cycle (> {})",
                     fmt_count(r.prom_per_call("rollout")),
                     ours.unwrap_or(f64::NAN),
-                    r.cpu.mhz.unwrap_or(f64::NAN),
+                    r.cpu.clock_mhz().unwrap_or(f64::NAN),
                     implied.unwrap_or(f64::NAN),
                     ipc::MAX_IPC
                 ),
@@ -204,7 +220,7 @@ fn targets(r: &Results) -> Vec<Target> {
                 ),
                 _ => fmt_ratio(q),
             },
-            met: q.map(|q| q <= limit),
+            met: q.map(|q| if limit >= 1.0 { q < limit } else { q <= limit }),
         });
     }
     let q = ratio(rollout_2, rollout_1);
@@ -244,6 +260,18 @@ fn targets(r: &Results) -> Vec<Target> {
             met: q.map(|q| q <= 1.5),
         });
     }
+    let q = http_metric_work_ratio(r);
+    t.push(Target {
+        what: "HTTP layer: metric work per request ≤ 0.15x the fastest peer middleware's (no I/O)",
+        measured: fmt_ratio(q),
+        met: q.map(|q| q <= 0.15),
+    });
+    let q = http_throughput_ratio(r);
+    t.push(Target {
+        what: "HTTP layer under wrk: throughput ≥ 0.97x bare (median of the per-round ratios)",
+        measured: fmt_ratio(q),
+        met: q.map(|q| q >= 0.97),
+    });
     let q = ratio(
         r.scrape.median("render", "gym-metrics-prom"),
         r.scrape.median("render", "prometheus-client"),
@@ -525,20 +553,64 @@ fn record_table(
 
 /// The HTTP layer beside its peers: the micro-benchmark (each middleware's
 /// metric work is its row minus the bare row) and the wrk rounds.
+/// The HTTP micro-benchmark's rows: the bare service's median and the
+/// fastest peer middleware's metric work (its median less the bare one).
+fn http_bare_and_fastest_peer(r: &Results) -> (Option<f64>, Option<f64>) {
+    let rows = r.http_layer.rows("threads_1");
+    let bare = rows
+        .iter()
+        .find(|row| row.name.starts_with("bare"))
+        .and_then(|row| row.median_ns);
+    let fastest_peer = rows
+        .iter()
+        .filter(|row| !row.name.starts_with("bare") && !row.name.starts_with("gym-metrics"))
+        .filter_map(|row| Some(row.median_ns? - bare?))
+        .min_by(f64::total_cmp);
+    (bare, fastest_peer)
+}
+
+/// Our layer's metric work per request to the fastest peer middleware's.
+fn http_metric_work_ratio(r: &Results) -> Option<f64> {
+    let (bare, fastest_peer) = http_bare_and_fastest_peer(r);
+    let ours = r
+        .http_layer
+        .rows("threads_1")
+        .iter()
+        .find(|row| row.name.starts_with("gym-metrics"))
+        .and_then(|row| row.median_ns);
+    ratio(ours.zip(bare).map(|(o, b)| o - b), fastest_peer)
+}
+
+/// `candidate`'s throughput to bare: the median over the rounds of the
+/// ratio within each round, so that drift from one round to the next (the
+/// machine is shared) cancels.
+fn paired_throughput_ratio(rounds: &[super::http_wrk::Rounds], candidate: &str) -> Option<f64> {
+    let of = |name: &str| rounds.iter().find(|c| c.candidate == name);
+    let (ours, bare) = (of(candidate)?, of("bare")?);
+    let ratios: Vec<f64> = ours
+        .requests_per_sec
+        .iter()
+        .zip(&bare.requests_per_sec)
+        .filter(|(_, b)| **b > 0.0)
+        .map(|(o, b)| o / b)
+        .collect();
+    super::http_wrk::median(&ratios)
+}
+
+/// Our layer's throughput to bare under wrk (see [`paired_throughput_ratio`]).
+fn http_throughput_ratio(r: &Results) -> Option<f64> {
+    r.http_wrk
+        .as_ref()
+        .ok()
+        .and_then(|rounds| paired_throughput_ratio(rounds, "ours"))
+}
+
 fn http_layer(o: &mut String, t: &Template, r: &Results) {
     let _ = writeln!(o, "\n{}\n", t.text("http_layer"));
     missing(o, &r.http_layer);
     let rows = r.http_layer.rows("threads_1");
     if !rows.is_empty() {
-        let bare = rows
-            .iter()
-            .find(|row| row.name.starts_with("bare"))
-            .and_then(|row| row.median_ns);
-        let fastest_peer = rows
-            .iter()
-            .filter(|row| !row.name.starts_with("bare") && !row.name.starts_with("gym-metrics"))
-            .filter_map(|row| Some(row.median_ns? - bare?))
-            .min_by(f64::total_cmp);
+        let (bare, fastest_peer) = http_bare_and_fastest_peer(r);
         let _ = writeln!(
             o,
             "| candidate | median (ns) | 95% CI (ns) | metric work: median − bare (ns) | metric work to the fastest peer's |\n|---|---:|---:|---:|---:|"
@@ -583,7 +655,7 @@ fn http_layer(o: &mut String, t: &Template, r: &Results) {
                 .and_then(super::http_wrk::Rounds::median);
             let _ = writeln!(
                 o,
-                "| server | requests/s, median of rounds | lowest – highest round | throughput to bare |\n|---|---:|---:|---:|"
+                "| server | requests/s, median of rounds | lowest – highest round | throughput to bare | median of the per-round ratios to bare |\n|---|---:|---:|---:|---:|"
             );
             for c in rounds {
                 let name = super::http_wrk::CANDIDATES
@@ -598,9 +670,10 @@ fn http_layer(o: &mut String, t: &Template, r: &Results) {
                 let high = c.requests_per_sec.iter().copied().fold(0.0, f64::max);
                 let _ = writeln!(
                     o,
-                    "| {name} | {} | {low:.0} – {high:.0} | {} |",
+                    "| {name} | {} | {low:.0} – {high:.0} | {} | {} |",
                     c.median().map_or_else(|| "–".into(), |m| format!("{m:.0}")),
                     fmt_ratio(ratio(c.median(), bare)),
+                    fmt_ratio(paired_throughput_ratio(rounds, c.candidate)),
                 );
             }
         }
@@ -614,15 +687,18 @@ fn http_layer(o: &mut String, t: &Template, r: &Results) {
 fn history_table(out: &mut String, history: &[serde_json::Value]) {
     let _ = writeln!(
         out,
-        "| run | CPU | family / model | MHz | instructions per rollout record | 1 thread to the fastest peer | 2 threads to the fastest peer |\n|---|---|---|---:|---:|---:|---:|"
+        "| run | CPU | family / model | MHz reported | MHz measured | instructions per rollout record | 1 thread to the fastest peer | 2 threads to the fastest peer |\n|---|---|---|---:|---:|---:|---:|---:|"
     );
     for h in history {
         let text = |k: &str| {
-            h.get(k).map_or_else(String::new, |v| match v {
-                serde_json::Value::String(s) => s.clone(),
-                serde_json::Value::Null => "–".into(),
-                other => other.to_string(),
-            })
+            h.get(k).map_or_else(
+                || "–".into(),
+                |v| match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Null => "–".into(),
+                    other => other.to_string(),
+                },
+            )
         };
         let figure = |k: &str, unit: &str| {
             h.pointer(&format!("/figures/{k}"))
@@ -631,12 +707,13 @@ fn history_table(out: &mut String, history: &[serde_json::Value]) {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} / {} | {} | {} | {} | {} |",
+            "| {} | {} | {} / {} | {} | {} | {} | {} | {} |",
             text("finished"),
             text("cpu"),
             text("family"),
             text("model"),
             text("mhz"),
+            text("measured_mhz"),
             figure("instructions_rollout", ""),
             figure("ratio_1_thread_to_fastest_peer", "x"),
             figure("ratio_2_threads_to_fastest_peer", "x"),
@@ -1064,20 +1141,40 @@ mod tests {
     }
 
     #[test]
+    fn per_round_ratios_cancel_the_drift_between_rounds() {
+        use crate::bench::http_wrk::Rounds;
+        // The machine's speed halves from round to round; ours is 0.98x bare in each.
+        let bare = vec![100_000.0, 50_000.0, 25_000.0];
+        let rounds = vec![
+            Rounds {
+                candidate: "bare",
+                requests_per_sec: bare.clone(),
+            },
+            Rounds {
+                candidate: "ours",
+                requests_per_sec: bare.iter().map(|b| b * 0.98).collect(),
+            },
+        ];
+        let q = paired_throughput_ratio(&rounds, "ours").unwrap();
+        assert!((q - 0.98).abs() < 1e-9, "{q}");
+        assert_eq!(paired_throughput_ratio(&rounds, "otel"), None);
+    }
+
+    #[test]
     fn the_history_table_shows_every_run_side_by_side() {
         let mut r = results(false, json!({}));
         r.history = vec![
-            json!({"finished": "a", "cpu": "AMD EPYC", "family": 25, "model": 1, "mhz": 2450.0,
+            json!({"finished": "a", "cpu": "AMD EPYC", "family": 25, "model": 1, "mhz": 2450.0, "measured_mhz": 3400.0,
                    "figures": {"instructions_rollout": 47.0, "ratio_1_thread_to_fastest_peer": 0.71, "ratio_2_threads_to_fastest_peer": null}}),
             json!({"finished": "b", "cpu": "Intel Xeon", "family": 6, "model": 143, "mhz": 2100.0, "figures": {}}),
         ];
         let text = markdown(&r);
         assert!(
-            text.contains("| a | AMD EPYC | 25 / 1 | 2450.0 | 47.00 | 0.71x | – |"),
+            text.contains("| a | AMD EPYC | 25 / 1 | 2450.0 | 3400.0 | 47.00 | 0.71x | – |"),
             "{text}"
         );
         assert!(
-            text.contains("| b | Intel Xeon | 6 / 143 | 2100.0 | – | – | – |"),
+            text.contains("| b | Intel Xeon | 6 / 143 | 2100.0 | – | – | – | – |"),
             "{text}"
         );
     }

@@ -1,0 +1,84 @@
+//! The clock the CPU actually ran at, measured: a chain of dependent integer
+//! adds retires one add per cycle on every x86-64 core, so adds per second
+//! is cycles per second. `/proc/cpuinfo`'s `cpu MHz` is often the nominal
+//! clock under a hypervisor (2445 MHz on the CI kind, whose cores boost
+//! higher), and an instructions-per-cycle check at the nominal clock flags
+//! honest times.
+
+use std::time::Instant;
+
+/// Dependent adds per loop round: the round's own counter and branch run
+/// beside the chain, in its shadow.
+#[cfg(target_arch = "x86_64")]
+const ADDS_PER_ROUND: u64 = 16;
+
+/// Runs `rounds` rounds of [`ADDS_PER_ROUND`] dependent adds; returns the sum
+/// (so the chain is not optimised away). The loop is in the assembly too, so
+/// a debug build of xtask measures the same as a release one.
+#[cfg(target_arch = "x86_64")]
+fn dependent_adds(rounds: u64) -> u64 {
+    let mut x: u64 = 0;
+    if rounds == 0 {
+        return x;
+    }
+    // SAFETY: the assembly only uses the two registers it is given and the
+    // flags, and always terminates (the counter starts above zero).
+    unsafe {
+        std::arch::asm!(
+            "2:",
+            "add {x}, 1", "add {x}, 1", "add {x}, 1", "add {x}, 1",
+            "add {x}, 1", "add {x}, 1", "add {x}, 1", "add {x}, 1",
+            "add {x}, 1", "add {x}, 1", "add {x}, 1", "add {x}, 1",
+            "add {x}, 1", "add {x}, 1", "add {x}, 1", "add {x}, 1",
+            "dec {n}",
+            "jnz 2b",
+            x = inout(reg) x,
+            n = inout(reg) rounds => _,
+            options(nomem, nostack),
+        );
+    }
+    x
+}
+
+/// The clock in MHz: the fastest of five runs of about 160 million dependent
+/// adds (the least interrupted one). `None` off x86-64.
+pub fn measure_mhz() -> Option<f64> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        const ROUNDS: u64 = 10_000_000;
+        let mut best = f64::INFINITY;
+        for _ in 0..5 {
+            let start = Instant::now();
+            let sum = dependent_adds(ROUNDS);
+            let elapsed = start.elapsed().as_secs_f64();
+            if sum != ROUNDS * ADDS_PER_ROUND {
+                return None;
+            }
+            best = best.min(elapsed);
+        }
+        let cycles = (ROUNDS * ADDS_PER_ROUND) as f64;
+        (best > 0.0).then(|| cycles / best / 1e6)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = Instant::now;
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_measured_clock_is_a_plausible_one() {
+        // Any x86-64 core of the last fifteen years runs between 0.5 and 7 GHz;
+        // a chain the compiler folded would come out far above that.
+        #[cfg(target_arch = "x86_64")]
+        {
+            let mhz = measure_mhz().expect("measured");
+            eprintln!("measured clock: {mhz:.0} MHz");
+            assert!((500.0..7_000.0).contains(&mhz), "{mhz} MHz");
+        }
+    }
+}

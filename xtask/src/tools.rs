@@ -9,6 +9,7 @@
 
 mod apt;
 mod debs;
+mod gym_venv;
 mod link;
 mod locate;
 mod lock;
@@ -59,7 +60,13 @@ pub fn provision() -> Result<(), String> {
         let pypi = scope.spawn(|| {
             from_pypi
                 .iter()
-                .map(|spec| (*spec, pip::provision_rotel(&dir, spec.name)))
+                .map(|spec| {
+                    let outcome = match spec.source {
+                        Source::NemoGymVenv => gym_venv::provision(&dir, spec.name),
+                        _ => pip::provision_rotel(&dir, spec.name),
+                    };
+                    (*spec, outcome)
+                })
                 .collect::<Vec<_>>()
         });
         let mut outcomes = if from_debian.is_empty() {

@@ -34,9 +34,14 @@ pub fn wrapper(
          LD_LIBRARY_PATH=\"$here/../{lib}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}\" exec \"$here/../root/{binary}\" \"$@\"\n",
         lib = library_dir.display()
     );
+    script_file(tools_dir, name, &script)
+}
+
+/// `bin/<name>`: the shell script `text`, executable.
+pub fn script_file(tools_dir: &Path, name: &str, text: &str) -> Result<PathBuf, String> {
     let path = tools_dir.join("bin").join(name);
     let _ = std::fs::remove_file(&path);
-    std::fs::write(&path, script)
+    std::fs::write(&path, text)
         .map_err(|e| format!("{name}: link: cannot write {}: {e}", path.display()))?;
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))

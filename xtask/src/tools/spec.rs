@@ -12,6 +12,9 @@ pub enum Source {
     },
     /// The PyPI package `rotel`, which ships `rotel-agent`.
     Rotel,
+    /// A Python 3.13 venv with NeMo Gym's released wheels from PyPI; the
+    /// tool is a script running its interpreter.
+    NemoGymVenv,
 }
 
 /// Which Debian suite a package comes from (`apt.rs` knows the codenames).
@@ -49,7 +52,7 @@ impl ToolSpec {
     pub fn packages(&self) -> &'static [DebPackage] {
         match self.source {
             Source::Deb { packages, .. } => packages,
-            Source::Rotel => &[],
+            Source::Rotel | Source::NemoGymVenv => &[],
         }
     }
 }
@@ -90,6 +93,8 @@ fn testkit_spec(tool: Tool) -> ToolSpec {
             &["-version"],
         ),
         Tool::Rotel => (Source::Rotel, &["--version"]),
+        // The version check imports Gym's telemetry, so a broken venv is provisioned again.
+        Tool::NemoGymPython => (Source::NemoGymVenv, super::gym_venv::VERSION_ARGS),
         // From the same package as VictoriaMetrics (fetched once).
         Tool::Vmagent => (
             Source::Deb {
@@ -108,7 +113,7 @@ fn testkit_spec(tool: Tool) -> ToolSpec {
     }
 }
 
-/// Every tool, in the order they are reported: the testkit's five, then wrk.
+/// Every tool, in the order they are reported: the testkit's six, then wrk.
 pub fn specs() -> Vec<ToolSpec> {
     let mut specs: Vec<ToolSpec> = Tool::ALL.iter().map(|t| testkit_spec(*t)).collect();
     specs.push(ToolSpec {

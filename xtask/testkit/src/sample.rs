@@ -18,10 +18,22 @@ pub struct Sample {
 
 /// `GET <base>/api/v1/query?query=<promql>`: a vector or scalar result as samples.
 pub(crate) fn instant_query(base_url: &str, promql: &str) -> Result<Vec<Sample>, String> {
-    let url = format!(
+    instant_query_with(base_url, promql, &[])
+}
+
+/// As [`instant_query`], with more query-string parameters (`name`, `value`).
+pub(crate) fn instant_query_with(
+    base_url: &str,
+    promql: &str,
+    params: &[(&str, &str)],
+) -> Result<Vec<Sample>, String> {
+    let mut url = format!(
         "{base_url}/api/v1/query?query={}",
         encode_query_value(promql)
     );
+    for (name, value) in params {
+        url.push_str(&format!("&{name}={}", encode_query_value(value)));
+    }
     let (status, _, body) = http_get(&url, &[])?;
     let text = String::from_utf8_lossy(&body);
     if status != 200 {

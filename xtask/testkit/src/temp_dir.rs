@@ -3,15 +3,24 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A fresh folder for one server's data, config and log.
+/// A fresh folder for one server's data, config and log (or a test's files).
+///
+/// ```
+/// let dir = gym_testkit::TempDir::new("doc")?;
+/// let kept = dir.path().to_path_buf();
+/// assert!(kept.is_dir());
+/// drop(dir);
+/// assert!(!kept.exists());
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Debug)]
-pub(crate) struct TempDir {
+pub struct TempDir {
     path: PathBuf,
 }
 
 impl TempDir {
     /// Creates `<tmp>/gym-testkit-<label>-<pid>-<n>-<nanos>`.
-    pub(crate) fn new(label: &str) -> Result<Self, String> {
+    pub fn new(label: &str) -> Result<Self, String> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let nanos = std::time::SystemTime::now()
@@ -26,7 +35,7 @@ impl TempDir {
     }
 
     /// The folder.
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 }

@@ -16,16 +16,21 @@ pub enum Tool {
     /// VictoriaMetrics' scraping agent (`vmagent`, in the same Debian package):
     /// discovers targets, scrapes them, remote-writes the samples.
     Vmagent,
+    /// The Python interpreter of a venv holding the released NeMo Gym
+    /// (`nemo-gym` 0.7.0 over `nemo-lens` 0.1.0), for the tests that run a
+    /// real Gym process beside ours.
+    NemoGymPython,
 }
 
 impl Tool {
     /// Every tool, in provisioning order.
-    pub const ALL: [Tool; 5] = [
+    pub const ALL: [Tool; 6] = [
         Tool::Prometheus,
         Tool::Promtool,
         Tool::VictoriaMetrics,
         Tool::Rotel,
         Tool::Vmagent,
+        Tool::NemoGymPython,
     ];
 
     /// The executable's name in `target/tools/bin/` and on `PATH`.
@@ -36,6 +41,7 @@ impl Tool {
             Tool::VictoriaMetrics => "victoria-metrics",
             Tool::Rotel => "rotel-agent",
             Tool::Vmagent => "vmagent",
+            Tool::NemoGymPython => "nemo-gym-python",
         }
     }
 
@@ -47,6 +53,7 @@ impl Tool {
             Tool::VictoriaMetrics => "VICTORIA_METRICS_BIN",
             Tool::Rotel => "ROTEL_BIN",
             Tool::Vmagent => "VMAGENT_BIN",
+            Tool::NemoGymPython => "NEMO_GYM_PYTHON",
         }
     }
 }
@@ -77,7 +84,7 @@ pub fn tools_bin_dir() -> PathBuf {
 }
 
 /// Env override first (`PROMETHEUS_BIN`, `PROMTOOL_BIN`, `VICTORIA_METRICS_BIN`,
-/// `ROTEL_BIN`, `VMAGENT_BIN`), then `<workspace>/target/tools/bin/<name>`, then `PATH`.
+/// `ROTEL_BIN`, `VMAGENT_BIN`, `NEMO_GYM_PYTHON`), then `<workspace>/target/tools/bin/<name>`, then `PATH`.
 pub fn tool_path(tool: Tool) -> Option<PathBuf> {
     if let Some(path) = std::env::var_os(tool.env_var()).filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(path));

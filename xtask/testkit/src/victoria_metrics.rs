@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::http::http_get;
 use crate::port::free_port;
-use crate::sample::{instant_query, wait_for, Sample};
+use crate::sample::{instant_query, instant_query_with, wait_for, Sample};
 use crate::server::{retry_on_port_clash, Server};
 use crate::temp_dir::TempDir;
 use crate::tool::{tool_path, Tool};
@@ -26,7 +26,13 @@ pub struct VictoriaMetrics {
 impl VictoriaMetrics {
     /// Starts VictoriaMetrics and waits until `/health` answers.
     pub fn start() -> Result<Self, String> {
-        Self::start_with(None)
+        Self::start_with(None, &[])
+    }
+
+    /// As [`VictoriaMetrics::start`], with more command-line flags (e.g.
+    /// `-relabelConfig=FILE`, which relabels everything ingested, OTLP too).
+    pub fn start_with_flags(flags: &[String]) -> Result<Self, String> {
+        Self::start_with(None, flags)
     }
 
     /// As [`VictoriaMetrics::start`], with a second listener serving https
@@ -34,10 +40,10 @@ impl VictoriaMetrics {
     /// key, for [`VictoriaMetrics::otlp_https_metrics_endpoint`]; the first
     /// stays plain http for queries.
     pub fn start_tls(certificate: &Path, key: &Path) -> Result<Self, String> {
-        Self::start_with(Some((certificate, key)))
+        Self::start_with(Some((certificate, key)), &[])
     }
 
-    fn start_with(tls: Option<(&Path, &Path)>) -> Result<Self, String> {
+    fn start_with(tls: Option<(&Path, &Path)>, flags: &[String]) -> Result<Self, String> {
         let binary = tool_path(Tool::VictoriaMetrics)
             .ok_or("victoria-metrics not provisioned, run `cargo xtask tools`")?;
         retry_on_port_clash(|| {
@@ -66,6 +72,7 @@ impl VictoriaMetrics {
             .arg("-search.latencyOffset=1ms")
             .arg("-search.disableCache")
             .arg("-retentionPeriod=100y")
+            .args(flags)
             .current_dir(dir.path());
             let mut server = Server::spawn("victoria-metrics", cmd, dir)?;
             let health = format!("http://127.0.0.1:{port}/health");
@@ -105,6 +112,23 @@ impl VictoriaMetrics {
     /// An instant query (vector or scalar result), after asking VictoriaMetrics to
     /// make every ingested sample searchable (`/internal/force_flush`).
     pub fn query(&self, promql: &str) -> Result<Vec<Sample>, String> {
+        self.flush()?;
+        instant_query(&self.url(), promql)
+    }
+
+    /// As [`VictoriaMetrics::query`], with VictoriaMetrics' `extra_label`
+    /// (`name=value`): every series selector of `promql` gets that matcher,
+    /// so a query over a whole fleet is answered for one process alone.
+    pub fn query_with_extra_label(
+        &self,
+        promql: &str,
+        extra_label: &str,
+    ) -> Result<Vec<Sample>, String> {
+        self.flush()?;
+        instant_query_with(&self.url(), promql, &[("extra_label", extra_label)])
+    }
+
+    fn flush(&self) -> Result<(), String> {
         let flush = format!("{}/internal/force_flush", self.url());
         match http_get(&flush, &[]) {
             Ok((200, _, _)) => {}
@@ -116,7 +140,7 @@ impl VictoriaMetrics {
             }
             Err(e) => return Err(format!("victoria-metrics: force_flush failed: {e}")),
         }
-        instant_query(&self.url(), promql)
+        Ok(())
     }
 
     /// Polls [`VictoriaMetrics::query`] until `pred` holds or `timeout` passes;

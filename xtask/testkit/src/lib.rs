@@ -37,6 +37,7 @@ mod rotel;
 mod sample;
 mod server;
 mod temp_dir;
+pub mod thread_exit;
 mod tool;
 mod victoria_metrics;
 mod vmagent;
@@ -50,6 +51,7 @@ pub use prometheus::Prometheus;
 pub use promtool::promtool_check_metrics;
 pub use rotel::Rotel;
 pub use sample::Sample;
+pub use temp_dir::TempDir;
 pub use tool::{
     find_on_path, is_executable, require, tool_path, tools_bin_dir, tools_dir, tools_required,
     workspace_root, Tool,

@@ -315,7 +315,7 @@ fn two_sharded_engines_scrape_every_discovered_process_exactly_once() {
     // scrape before the agent stopped misses at most one interval's worth
     // (plus the one in flight).
     let missable = agents as f64 * (INTERVAL.as_secs_f64() + 1.0);
-    let stored = "sum(max_over_time(gym_rollout_duration_ms_milliseconds_count{nemo_gym_server_type=\"agent\"}[10m]))";
+    let stored = "sum(max_over_time(gym_rollout_duration_ms_milliseconds_count{nemo_gym_server_type=\"responses_api_agents\"}[10m]))";
     for (name, vm) in [
         ("vmagent", &vm_vmagent),
         ("prometheus agents", &vm_prometheus),

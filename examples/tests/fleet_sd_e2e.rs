@@ -104,11 +104,17 @@ fn expected(servers: usize, agents: usize) -> BTreeSet<(String, String, String)>
     all.extend((0..servers).map(|i| {
         (
             format!("resources-{i}"),
-            "resources".into(),
+            "resources_servers".into(),
             "server".into(),
         )
     }));
-    all.extend((0..agents).map(|i| (format!("agent-{i}"), "agent".into(), "server".into())));
+    all.extend((0..agents).map(|i| {
+        (
+            format!("agent-{i}"),
+            "responses_api_agents".into(),
+            "server".into(),
+        )
+    }));
     all
 }
 

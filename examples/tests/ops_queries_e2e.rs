@@ -14,12 +14,11 @@
 #![cfg(all(feature = "prom", not(feature = "noop")))]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use gym_testkit::{free_port, http_get, require, Prometheus, Tool};
+use gym_testkit::{free_port, free_port_block, http_get, require, Prometheus, Tool};
 use serde_json::Value;
 
 // --------------------------------------------------------------------------------------------
@@ -175,7 +174,7 @@ struct Fleet {
 
 impl Fleet {
     fn start() -> Self {
-        let base_port = consecutive_free_ports(1 + SERVERS + AGENTS);
+        let base_port = free_port_block((1 + SERVERS + AGENTS) as u16);
         let child = Command::new(env!("CARGO_BIN_EXE_gym-fleet"))
             .args(["--servers", &SERVERS.to_string()])
             .args(["--agents", &AGENTS.to_string()])
@@ -227,22 +226,6 @@ impl Drop for Fleet {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// A port `p` such that `p ..= p + n - 1` are all free on loopback now.
-fn consecutive_free_ports(n: usize) -> u16 {
-    for _ in 0..50 {
-        let base = free_port();
-        if u32::from(base) + n as u32 > u32::from(u16::MAX) {
-            continue;
-        }
-        let all_free =
-            (0..n as u16).all(|i| TcpListener::bind((Ipv4Addr::LOCALHOST, base + i)).is_ok());
-        if all_free {
-            return base;
-        }
-    }
-    panic!("no {n} consecutive free ports on 127.0.0.1");
 }
 
 // --------------------------------------------------------------------------------------------
@@ -401,8 +384,8 @@ fn every_rule_and_panel_query_returns_data_from_a_live_fleet() {
             .collect()
     };
     let topology = Topology {
-        resources: of_type("resources"),
-        agents: of_type("agent"),
+        resources: of_type("resources_servers"),
+        agents: of_type("responses_api_agents"),
         dead_instance,
     };
     assert_eq!(

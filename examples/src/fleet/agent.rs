@@ -16,6 +16,7 @@ use super::child::{loopback, report_every_second, stop_requested, LocalTally, RO
 use super::client::{self, CallError};
 use super::protocol::{emit, Event};
 use super::rng::Rng;
+use super::roster::Kind;
 use super::server::Task;
 use crate::backend;
 
@@ -40,7 +41,7 @@ struct Shared {
 /// The backend could not be installed.
 pub async fn run(cfg: AgentConfig) -> Result<(), Box<dyn Error>> {
     let guard = backend::install(
-        Role::server(cfg.name.clone(), "agent"),
+        Role::server(cfg.name.clone(), Kind::Agent.server_type()),
         loopback(cfg.metrics_port),
         cfg.simulation.linger,
         // The orchestrator hands the web configuration down through the

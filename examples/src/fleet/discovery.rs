@@ -94,7 +94,7 @@ pub fn targets(own: Option<SocketAddr>, roster: &Roster, run_id: &str) -> Vec<Fl
         .members
         .iter()
         .filter(|m| matches!(m.health, Health::Running | Health::Stopping))
-        .filter_map(|m| Some((m.metrics_addr?, Role::server(&m.name, m.kind.label()))));
+        .filter_map(|m| Some((m.metrics_addr?, Role::server(&m.name, m.kind.server_type()))));
     orchestrator
         .into_iter()
         .chain(members)
@@ -153,9 +153,9 @@ mod tests {
             .collect();
         let expected = [
             ("127.0.0.1:1", "orchestrator", "orchestrator"),
-            ("127.0.0.1:2", "resources-0", "resources"),
-            ("127.0.0.1:4", "resources-2", "resources"),
-            ("127.0.0.1:6", "agent-0", "agent"),
+            ("127.0.0.1:2", "resources-0", "resources_servers"),
+            ("127.0.0.1:4", "resources-2", "resources_servers"),
+            ("127.0.0.1:6", "agent-0", "responses_api_agents"),
         ]
         .map(|(a, n, t)| (a.to_string(), n.to_string(), t.to_string()));
         assert_eq!(listed, expected);

@@ -29,6 +29,16 @@ impl Kind {
             Kind::Agent => "agent",
         }
     }
+
+    /// The server type it declares (`nemo.gym.server.type`): NeMo Gym's own
+    /// names for a resources server and an agent, so one dashboard filters a
+    /// fleet that mixes Gym's Python servers and ours.
+    pub fn server_type(self) -> &'static str {
+        match self {
+            Kind::Server => "resources_servers",
+            Kind::Agent => "responses_api_agents",
+        }
+    }
 }
 
 /// Where a process is in its life.

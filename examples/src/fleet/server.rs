@@ -41,6 +41,7 @@ use super::args::{ServerConfig, Simulation};
 use super::child::{loopback, report_every_second, stop_requested, LocalTally, VERIFY_FAMILY};
 use super::protocol::{emit, Event};
 use super::rng::Rng;
+use super::roster::Kind;
 use super::task_body::read_task;
 use super::verdict::{draw, Outcome};
 use crate::backend;
@@ -100,7 +101,7 @@ struct State {
 /// The backend could not be installed, or the listener could not be bound.
 pub async fn run(cfg: ServerConfig) -> Result<(), Box<dyn Error>> {
     let guard = backend::install(
-        Role::server(cfg.name.clone(), "resources"),
+        Role::server(cfg.name.clone(), Kind::Server.server_type()),
         loopback(cfg.metrics_port),
         cfg.simulation.linger,
         // The orchestrator hands the web configuration down through the

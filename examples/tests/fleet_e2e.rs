@@ -9,27 +9,13 @@ mod support;
 
 #[cfg(feature = "prom")]
 mod prom {
-    use std::net::TcpListener;
     use std::time::Duration;
 
-    use gym_testkit::{require, Prometheus, Tool};
+    use gym_testkit::{free_port_block, require, Prometheus, Tool};
 
     use super::support::scenarios::{self, Wiring};
 
     const PROCESSES: u16 = 5; // orchestrator, 3 servers, 1 agent
-
-    /// `base` such that `base..base + n` are all free loopback ports right now.
-    fn free_port_block(n: u16) -> u16 {
-        for _ in 0..100 {
-            let base = gym_testkit::free_port();
-            if u32::from(base) + u32::from(n) < 65_000
-                && (base..base + n).all(|p| TcpListener::bind(("127.0.0.1", p)).is_ok())
-            {
-                return base;
-            }
-        }
-        panic!("no block of {n} free consecutive loopback ports");
-    }
 
     /// A Prometheus scraping every second the fleet's `/metrics` ports, and the
     /// flags that put the fleet there.

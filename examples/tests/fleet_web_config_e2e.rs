@@ -5,29 +5,15 @@
 //! every target up over https. Certificates and hash made by the test.
 #![cfg(all(feature = "prom", not(feature = "noop")))]
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gym_testkit::{http_get, require, Prometheus, Tool};
+use gym_testkit::{free_port_block, http_get, require, Prometheus, Tool};
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 
 /// Orchestrator, one server, one agent.
 const PROCESSES: u16 = 3;
-
-/// `base` such that `base..base + n` are all free loopback ports right now.
-fn free_port_block(n: u16) -> u16 {
-    for _ in 0..100 {
-        let base = gym_testkit::free_port();
-        if u32::from(base) + u32::from(n) < 65_000
-            && (base..base + n).all(|p| TcpListener::bind(("127.0.0.1", p)).is_ok())
-        {
-            return base;
-        }
-    }
-    panic!("no block of {n} free consecutive loopback ports");
-}
 
 /// The fleet, killed by PID if the test ends before it does.
 struct Fleet(Child);

@@ -8,7 +8,6 @@
 //! `chromium`, must be installed on the host (the error says which command to run).
 
 use std::fs;
-use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Component, Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -100,7 +99,7 @@ fn shoot(
     }
     let fleet_bin = target_dir().join("debug").join("gym-fleet");
 
-    let base = consecutive_free_ports(1 + SERVERS + AGENTS)?;
+    let base = gym_testkit::free_port_block(1 + SERVERS + AGENTS);
     let targets: Vec<String> = (0..=SERVERS + AGENTS)
         .map(|i| format!("'127.0.0.1:{}'", base + i))
         .collect();
@@ -245,19 +244,6 @@ fn target_dir() -> PathBuf {
         Some(dir) => workspace_root().join(dir),
         None => workspace_root().join("target"),
     }
-}
-
-fn consecutive_free_ports(n: u16) -> Result<u16, String> {
-    for _ in 0..50 {
-        let base = free_port();
-        if base.checked_add(n).is_none() {
-            continue;
-        }
-        if (0..n).all(|i| TcpListener::bind((Ipv4Addr::LOCALHOST, base + i)).is_ok()) {
-            return Ok(base);
-        }
-    }
-    Err(format!("no {n} consecutive free ports on 127.0.0.1"))
 }
 
 fn encode(s: &str) -> String {

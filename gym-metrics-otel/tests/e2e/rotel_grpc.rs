@@ -1,4 +1,11 @@
 //! OTLP/gRPC into rotel, which forwards to VictoriaMetrics; read back with PromQL.
+//!
+//! Not over http/json: rotel (the rotel-agent 0.0.1-alpha10 that the PyPI
+//! package 0.0.1a15 ships) accepts OTLP/JSON but reads the specification's
+//! string-encoded 64-bit integers as 0 (every count and bucket, the fleet
+//! size) and drops the histograms; VictoriaMetrics answers OTLP/JSON with
+//! 400. With no receiver here that reads OTLP/JSON right, http/json's exact
+//! values are checked at the fake collector (`tests/http_json.rs`).
 
 use crate::support;
 

@@ -294,9 +294,12 @@ mod tests {
         }
     }
 
-    /// Whether the server side of a handshake over an in-memory pipe succeeds.
-    fn server_accepts(server: &TlsSettings, client: rustls::ClientConfig) -> bool {
-        let server = TlsAcceptor::from(Arc::new(server_config(server).unwrap()));
+    /// A handshake over an in-memory pipe: whether the server side and the
+    /// client side each succeeded. Each end's result is its own verdict:
+    /// under TLS 1.3 a client finishes before the server has checked it.
+    /// Both are held until both ends are done (the server writes session
+    /// tickets).
+    fn handshake(server: TlsAcceptor, client: rustls::ClientConfig) -> (bool, bool) {
         let connector = TlsConnector::from(Arc::new(client));
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -305,12 +308,15 @@ mod tests {
         runtime.block_on(async {
             let (a, b) = tokio::io::duplex(64 * 1024);
             let name = ServerName::try_from("localhost").unwrap();
-            // The client's result is not the server's verdict: under TLS 1.3
-            // a client finishes before the server has checked it. It is held
-            // until both ends are done (the server writes session tickets).
-            let (accepted, _client) = tokio::join!(server.accept(a), connector.connect(name, b));
-            accepted.is_ok()
+            let (accepted, connected) = tokio::join!(server.accept(a), connector.connect(name, b));
+            (accepted.is_ok(), connected.is_ok())
         })
+    }
+
+    /// Whether the server side of a handshake succeeds.
+    fn server_accepts(server: &TlsSettings, client: rustls::ClientConfig) -> bool {
+        let server = TlsAcceptor::from(Arc::new(server_config(server).unwrap()));
+        handshake(server, client).0
     }
 
     #[test]
@@ -371,18 +377,9 @@ mod tests {
         let (s, files) = settings("reload", &ca1, None);
         let shared = Shared::new(super::super::limits::Limits::for_descriptor_limit(64));
         let mut reloading = ReloadingAcceptor::load(s.clone()).unwrap();
+        // The client's verdict: does it trust the certificate served?
         let handshake = |acceptor: TlsAcceptor, trusted: &Ca| {
-            let connector = TlsConnector::from(Arc::new(client(trusted, None, false)));
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async {
-                let (a, b) = tokio::io::duplex(64 * 1024);
-                let name = ServerName::try_from("localhost").unwrap();
-                let (_, connected) = tokio::join!(acceptor.accept(a), connector.connect(name, b));
-                connected.is_ok()
-            })
+            handshake(acceptor, client(trusted, None, false)).1
         };
         assert!(handshake(reloading.acceptor(&shared), &ca1));
         // Half a rotation (a new certificate, the old key): kept the old pair.

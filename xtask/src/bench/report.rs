@@ -149,11 +149,28 @@ fn targets(r: &Results) -> Vec<Target> {
     for (mode, what) in [
         (
             "rollout",
-            "prom `record_rollout_duration` through the facade: ≤ 50 instructions per call (callgrind, release, net of the empty loop)",
+            "prom `record_rollout_duration`, the call itself: ≤ 50 instructions (callgrind, release, net of the loop that builds the same `Duration`; may understate by the 2 stores of that loop's `black_box`)",
         ),
         (
             "verify",
-            "prom `record_verify` through the facade: ≤ 50 instructions per call (callgrind, release, net of the empty loop)",
+            "prom `record_verify`, the call itself: ≤ 50 instructions (callgrind, release, net of the loop that builds the same `Duration`; may understate by the 2 stores of that loop's `black_box`)",
+        ),
+    ] {
+        let n = r.prom_record_per_call(mode);
+        t.push(Target {
+            what,
+            measured: n.map_or_else(|| "n/a".into(), |n| format!("{n:.2}")),
+            met: n.map(|n| n <= MAX_INSTRUCTIONS),
+        });
+    }
+    for (mode, what) in [
+        (
+            "rollout",
+            "prom `record_rollout_duration` through the facade with the `Duration` built in the loop: ≤ 50 instructions per call (callgrind, release, net of the empty loop)",
+        ),
+        (
+            "verify",
+            "prom `record_verify` through the facade with the `Duration` built in the loop: ≤ 50 instructions per call (callgrind, release, net of the empty loop)",
         ),
     ] {
         let n = r.prom_per_call(mode);
@@ -1129,7 +1146,7 @@ mod tests {
             text.contains("| gym-metrics-prom record_rollout_duration | 11.60 | 11.60 – 11.60 | 11.24 | 0.90x | 83.0 | 2.9 |"),
             "{text}"
         );
-        assert!(text.contains("| prom `record_rollout_duration` through the facade: ≤ 50 instructions per call (callgrind, release, net of the empty loop) | 83.00 | **missed** |"), "{text}");
+        assert!(text.contains("| prom `record_rollout_duration` through the facade with the `Duration` built in the loop: ≤ 50 instructions per call (callgrind, release, net of the empty loop) | 83.00 | **missed** |"), "{text}");
         let ratio_1 = headline(&r)
             .into_iter()
             .find(|(k, _)| *k == "ratio_1_thread_to_fastest_peer")

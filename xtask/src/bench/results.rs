@@ -93,4 +93,15 @@ impl Results {
         let empty = self.count(PROM_INSTALLED, "empty")? as f64;
         Some((loop_ - empty) / calls)
     }
+
+    /// Instructions per call of `mode` with the prom backend installed, net
+    /// of the loop that builds the same `Duration` and stores it (`duration`):
+    /// the record call itself. The baseline's two stores of the black-boxed
+    /// `Duration` stay in it, so this may understate the call by up to two.
+    pub fn prom_record_per_call(&self, mode: &str) -> Option<f64> {
+        let calls = super::callgrind::CALLS as f64;
+        let loop_ = self.count(PROM_INSTALLED, mode)? as f64;
+        let duration = self.count(PROM_INSTALLED, "duration")? as f64;
+        Some((loop_ - duration) / calls)
+    }
 }

@@ -1,6 +1,6 @@
 //! A loop of N record calls for callgrind to count instructions in.
 //!
-//! `callgrind_loop <empty|rollout|verify> [N] [prom]`: `cargo xtask bench`
+//! `callgrind_loop <empty|duration|rollout|verify> [N] [prom]`: `cargo xtask bench`
 //! runs it under `valgrind --tool=callgrind --toggle-collect=gym_bench_<mode>_loop`,
 //! so only the loop's own instructions count. Built normally nothing is
 //! installed (the facade's load and branch), or with a third argument `prom`
@@ -23,6 +23,16 @@ use gym_metrics_api::{record_rollout_duration, record_verify};
 pub fn gym_bench_empty_loop(n: u64) {
     for i in 0..n {
         black_box(i);
+    }
+}
+
+/// The `Duration` the record loops pass, built N times and nothing else:
+/// what the record loops cost over it is the record call itself.
+#[no_mangle]
+#[inline(never)]
+pub fn gym_bench_duration_loop(n: u64) {
+    for i in 0..n {
+        black_box(Duration::from_millis(black_box(i)));
     }
 }
 
@@ -50,7 +60,7 @@ fn main() -> ExitCode {
         None => 1_000_000,
         Some(Ok(n)) => n,
         Some(Err(_)) => {
-            eprintln!("usage: callgrind_loop <empty|rollout|verify> [N] [prom]");
+            eprintln!("usage: callgrind_loop <empty|duration|rollout|verify> [N] [prom]");
             return ExitCode::from(2);
         }
     };
@@ -95,10 +105,11 @@ fn main() -> ExitCode {
     };
     match args.first().map(String::as_str) {
         Some("empty") => gym_bench_empty_loop(n),
+        Some("duration") => gym_bench_duration_loop(n),
         Some("rollout") => gym_bench_rollout_loop(n),
         Some("verify") => gym_bench_verify_loop(n),
         _ => {
-            eprintln!("usage: callgrind_loop <empty|rollout|verify> [N] [prom]");
+            eprintln!("usage: callgrind_loop <empty|duration|rollout|verify> [N] [prom]");
             return ExitCode::from(2);
         }
     }

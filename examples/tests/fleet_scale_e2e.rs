@@ -308,7 +308,7 @@ fn two_sharded_engines_scrape_every_discovered_process_exactly_once() {
     let (status, output) = fleet.wait(wait);
     assert!(status.success(), "{output}");
     let own: f64 = (0..agents)
-        .map(|i| agent_completed(&output, &format!("agent-{i}")))
+        .map(|i| support::agent_completed(&output, &format!("agent-{i}")))
         .sum();
     assert!(own > 0.0, "the agents completed no rollouts:\n{output}");
     // Per agent, a rollout takes at least 1 s (--generate-ms 1000..): the last
@@ -328,21 +328,4 @@ fn two_sharded_engines_scrape_every_discovered_process_exactly_once() {
             "{name}: stored {value} rollouts, the agents counted {own} (at most {missable} may be unscraped)"
         );
     }
-}
-
-/// The `completed` column of `agent`'s line in the fleet's final summary.
-fn agent_completed(output: &str, agent: &str) -> f64 {
-    let summary = output
-        .rsplit_once("\nsummary\n")
-        .map(|(_, s)| s)
-        .unwrap_or_else(|| panic!("no summary in:\n{output}"));
-    summary
-        .lines()
-        .find_map(|l| {
-            let mut words = l.split_whitespace();
-            (words.next() == Some(agent))
-                .then(|| words.nth(1).and_then(|w| w.parse().ok()))
-                .flatten()
-        })
-        .unwrap_or_else(|| panic!("no summary line for {agent}:\n{summary}"))
 }

@@ -162,3 +162,22 @@ pub fn fast_fleet_args(servers: u16, agents: u16, pass_ratio: f64) -> Vec<String
     .map(String::from)
     .to_vec()
 }
+
+/// The `completed` column of `agent`'s line in the fleet's final summary.
+// The scale tests' only: the other test binaries including this module do not.
+#[allow(dead_code)]
+pub fn agent_completed(output: &str, agent: &str) -> f64 {
+    let summary = output
+        .rsplit_once("\nsummary\n")
+        .map(|(_, s)| s)
+        .unwrap_or_else(|| panic!("no summary in:\n{output}"));
+    summary
+        .lines()
+        .find_map(|l| {
+            let mut words = l.split_whitespace();
+            (words.next() == Some(agent))
+                .then(|| words.nth(1).and_then(|w| w.parse().ok()))
+                .flatten()
+        })
+        .unwrap_or_else(|| panic!("no summary line for {agent}:\n{summary}"))
+}

@@ -48,6 +48,8 @@ mod histogram_aggregation;
 mod http_attributes;
 mod key_values;
 mod meter_provider;
+#[cfg(feature = "metrics-facade")]
+mod metrics_bridge;
 mod protocol;
 mod recorder;
 mod resource;
@@ -65,6 +67,8 @@ pub use exporter_choice::MetricsExporter;
 pub use guard::OtelGuard;
 pub use gym_metrics_api::backend::{SCOPE_NAME, SCOPE_VERSION};
 pub use histogram_aggregation::HistogramAggregation;
+#[cfg(feature = "metrics-facade")]
+pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};
 pub use protocol::OtlpProtocol;
 pub use recorder::OtelRecorder;
 pub use temporality::TemporalityPreference;

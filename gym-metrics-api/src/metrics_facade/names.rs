@@ -210,7 +210,7 @@ impl FamilyNames {
     /// let mut names = gym_metrics_api::metrics_facade::FamilyNames::new();
     /// assert!(names.claim("q", None, InstrumentKind::Gauge).is_ok());
     /// let e = names.claim("q", None, InstrumentKind::Histogram).unwrap_err();
-    /// assert!(e.to_string().contains("would meet the family q"), "{e}");
+    /// assert!(e.to_string().contains("q is already a gauge family"), "{e}");
     /// ```
     pub fn claim(
         &mut self,

@@ -17,6 +17,10 @@
 //! - While the collector is down, failures are logged (rate-limited) through
 //!   `log` under the target `gym_metrics_otel`; with cumulative temporality
 //!   (the default) the first export after it returns carries the full totals.
+//! - With the feature `metrics-facade`, `OtelBuilder::with_metrics_facade`
+//!   also bridges the `metrics` facade crate's macros into the same export
+//!   (`MetricsBridgeRecorder`); [`OtelGuard::meter_provider`] hands out the
+//!   SDK meter provider for instruments made with the OpenTelemetry API.
 //!
 //! ```no_run
 //! use gym_metrics_api::Role;

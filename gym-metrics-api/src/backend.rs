@@ -6,7 +6,8 @@
 //! [`crate::install()`]. A backend implements [`Recorder`] and builds its
 //! instruments from the rest of this module: the instrument [`catalogue`],
 //! validated [`Boundaries`], the [`VerifyTally`] behind the success rate, the
-//! [`resource`] helpers and the role's attribute names, the HTTP status
+//! [`resource`] helpers and the role's attribute names, the Prometheus
+//! naming rules ([`prometheus_name`] and its parts), the HTTP status
 //! strings, the start-up check against the `off` feature, and the duration
 //! conversions the trait's defaults use.
 //!
@@ -58,6 +59,9 @@ pub use crate::gym_env::{GymEnv, GymExporter, RUN_ID_ATTRIBUTE, SERVICE_GROUP_AT
 pub use crate::http_sd::{render_sd_json, HTTP_SD_CONTENT_TYPE};
 pub use crate::http_server::{status_code_str, ERROR_TYPE_OTHER};
 pub use crate::per_thread::PerThread;
+pub use crate::prometheus_naming::{
+    prometheus_name, sanitize_label_name, sanitize_metric_name, unit_suffix, TARGET_INFO_FAMILY,
+};
 pub use crate::recorder::{NoopRecorder, Recorder};
 pub use crate::redact::{
     redact_header_list, redact_userinfo, redact_value, RedactedHeaders, REDACTED,

@@ -68,6 +68,7 @@ mod install;
 #[cfg(feature = "metrics-facade")]
 pub mod metrics_facade;
 mod per_thread;
+mod prometheus_naming;
 mod recorder;
 mod redact;
 mod resource;

@@ -4,7 +4,12 @@
 //! documented defaults, and the UCUM unit each `metrics::Unit` stands for.
 //! Each backend installs its own `metrics::Recorder`; this module only says
 //! how both configure it, so that one rule gives the same buckets, limits and
-//! units on the Prometheus and the OpenTelemetry path.
+//! units on the Prometheus and the OpenTelemetry path; and one name rule
+//! ([`FamilyNames`]) decides on both which `metrics` names are exported.
+
+mod names;
+
+pub use names::{bridged_family_name, gym_families, sample_names, FamilyNames, NameRefused};
 
 use crate::boundaries::{Boundaries, BoundariesError};
 

@@ -87,6 +87,9 @@ pub struct OtelBuilder {
     tls: TlsSettings,
     /// NeMo Gym's settings (`NEMO_GYM_OTEL_*` / `NEMO_LENS_*`).
     gym: GymEnv,
+    /// The `metrics` facade bridge's options, if asked for.
+    #[cfg(feature = "metrics-facade")]
+    metrics_facade: Option<gym_metrics_api::metrics_facade::MetricsFacade>,
 }
 
 impl Default for OtelBuilder {
@@ -125,6 +128,8 @@ impl OtelBuilder {
             console_writer: None,
             tls: TlsSettings::default(),
             gym: GymEnv::default(),
+            #[cfg(feature = "metrics-facade")]
+            metrics_facade: None,
         }
     }
 
@@ -536,6 +541,37 @@ impl OtelBuilder {
 
     // ---- end of OTLP over TLS ----
 
+    /// Also bridge the `metrics` facade (feature `metrics-facade`):
+    /// `metrics::counter!`, `gauge!` and `histogram!` become SDK instruments
+    /// of the scope `metrics` on this backend's meter provider (same
+    /// resource, exporter, interval, temporality and shutdown flush as the
+    /// gym instruments), with `options`' bucket rules and cardinality limit.
+    /// `install` installs it as the process's `metrics` recorder; `build`
+    /// hands it out ([`OtelGuard::metrics_recorder`]). A setting rather than
+    /// something the feature does by itself: Cargo unifies features, and a
+    /// dependency turning the feature on must not take the process's one
+    /// `metrics` recorder slot from an application that fills it otherwise.
+    ///
+    /// ```no_run
+    /// use gym_metrics_api::metrics_facade::{HistogramMatcher, MetricsFacade};
+    /// let facade = MetricsFacade::new()
+    ///     .histogram_buckets(HistogramMatcher::Prefix("sandbox.".into()), vec![0.1, 1.0, 10.0])?;
+    /// let guard = gym_metrics_otel::OtelBuilder::from_env()?
+    ///     .with_metrics_facade(facade)
+    ///     .install()?;
+    /// metrics::histogram!("sandbox.start", "provider" => "docker").record(0.8);
+    /// guard.shutdown()?; // exports sandbox.start with the bounds 0.1, 1, 10
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "metrics-facade")]
+    pub fn with_metrics_facade(
+        mut self,
+        options: gym_metrics_api::metrics_facade::MetricsFacade,
+    ) -> Self {
+        self.metrics_facade = Some(options);
+        self
+    }
+
     /// Starts the pipeline without touching the process-wide facade: the
     /// recorder is yours to call (or to install). With exporter `none` the
     /// recorder aggregates and nothing is exported.
@@ -596,13 +632,27 @@ impl OtelBuilder {
             console_writer: self.console_writer.clone(),
             tls: &self.tls,
         };
-        let provider = meter_provider(resource, self.histogram_aggregation, export)?;
+        #[cfg(feature = "metrics-facade")]
+        let bridge_limit = self.metrics_facade.as_ref().map(|f| f.limit());
+        let views = |provider: opentelemetry_sdk::metrics::MeterProviderBuilder| {
+            #[cfg(feature = "metrics-facade")]
+            if let Some(limit) = bridge_limit {
+                return provider.with_view(crate::metrics_bridge::cardinality_view(limit));
+            }
+            provider
+        };
+        let provider = meter_provider(resource, self.histogram_aggregation, export, views)?;
         let recorder = OtelRecorder::new(&provider, self.role, &self.boundaries)
             .with_span_groups(self.gym.span_groups());
-        Ok((
-            recorder,
-            OtelGuard::new(Some(provider), self.shutdown_timeout),
-        ))
+        let guard = OtelGuard::new(Some(provider.clone()), self.shutdown_timeout);
+        #[cfg(feature = "metrics-facade")]
+        let guard = match self.metrics_facade {
+            Some(options) => {
+                guard.with_metrics_recorder(crate::metrics_bridge::attach(options, &provider))
+            }
+            None => guard,
+        };
+        Ok((recorder, guard))
     }
 
     /// Starts the pipeline and installs its recorder into the facade
@@ -615,7 +665,10 @@ impl OtelBuilder {
     ///
     /// # Errors
     /// As [`OtelBuilder::build`], and [`BuildError::AlreadyInstalled`] when a
-    /// recorder is already installed in this process.
+    /// recorder is already installed in this process; with
+    /// [`OtelBuilder::with_metrics_facade`], `BuildError::MetricsRecorderTaken`
+    /// when another `metrics` recorder is (the gym-metrics recorder is
+    /// installed all the same, as on the Prometheus backend).
     ///
     /// ```no_run
     /// use gym_metrics_api::Role;
@@ -643,17 +696,20 @@ impl OtelBuilder {
             return Ok(OtelGuard::new(None, self.shutdown_timeout).with_installation(installation));
         }
         let (recorder, guard) = self.build()?;
-        match gym_metrics_api::install(recorder) {
-            Ok(installation) => Ok(guard.with_installation(installation)),
-            Err(_) => Err(BuildError::AlreadyInstalled),
-        }
+        let guard = match gym_metrics_api::install(recorder) {
+            Ok(installation) => guard.with_installation(installation),
+            Err(_) => return Err(BuildError::AlreadyInstalled),
+        };
+        #[cfg(feature = "metrics-facade")]
+        crate::metrics_bridge::install_global(&guard)?;
+        Ok(guard)
     }
 }
 
 impl fmt::Debug for OtelBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OtelBuilder")
-            .field("role", &self.role)
+        let mut f = f.debug_struct("OtelBuilder");
+        f.field("role", &self.role)
             .field("exporter", &self.exporter)
             .field("protocol", &self.protocol)
             .field("endpoint", &self.endpoint)
@@ -669,8 +725,10 @@ impl fmt::Debug for OtelBuilder {
             .field("resource_attributes", &self.resource_attributes)
             .field("console_writer", &self.console_writer)
             .field("tls", &self.tls)
-            .field("gym", &self.gym)
-            .finish()
+            .field("gym", &self.gym);
+        #[cfg(feature = "metrics-facade")]
+        f.field("metrics_facade", &self.metrics_facade);
+        f.finish()
     }
 }
 

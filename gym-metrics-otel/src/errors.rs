@@ -29,6 +29,11 @@ pub enum BuildError {
     /// Another gym-metrics backend is already installed in this process.
     #[error("{}", gym_metrics_api::backend::ALREADY_INSTALLED)]
     AlreadyInstalled,
+    /// Another `metrics` recorder is installed in this process (the
+    /// gym-metrics recorder was installed all the same).
+    #[cfg(feature = "metrics-facade")]
+    #[error("another `metrics` recorder is already installed in this process: drop with_metrics_facade() or the other recorder (e.g. metrics-exporter-prometheus); install one, once, at start-up")]
+    MetricsRecorderTaken,
     /// The program was built with the API's `off` feature: this backend
     /// would record nothing, so it refuses to start.
     #[error(transparent)]

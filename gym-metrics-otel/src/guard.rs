@@ -26,6 +26,9 @@ pub struct OtelGuard {
     provider: Option<SdkMeterProvider>,
     shutdown_timeout: Duration,
     installation: Option<Installation>,
+    /// The `metrics` facade's bridge (`OtelBuilder::with_metrics_facade`).
+    #[cfg(feature = "metrics-facade")]
+    metrics: Option<crate::MetricsBridgeRecorder>,
 }
 
 impl OtelGuard {
@@ -34,7 +37,35 @@ impl OtelGuard {
             provider,
             shutdown_timeout,
             installation: None,
+            #[cfg(feature = "metrics-facade")]
+            metrics: None,
         }
+    }
+
+    #[cfg(feature = "metrics-facade")]
+    pub(crate) fn with_metrics_recorder(mut self, recorder: crate::MetricsBridgeRecorder) -> Self {
+        self.metrics = Some(recorder);
+        self
+    }
+
+    /// The `metrics` facade's recorder bridged into this pipeline, if the
+    /// builder was given [`crate::OtelBuilder::with_metrics_facade`] (and
+    /// something runs: not from `install` with exporter `none`, where
+    /// nothing is started and `metrics` stays without a recorder).
+    /// `install` has installed it already as the process's `metrics`
+    /// recorder; from `build`, install it yourself
+    /// (`metrics::set_global_recorder`) or use it locally. After shutdown it
+    /// still takes records, and exports nothing.
+    ///
+    /// ```
+    /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
+    /// let (_recorder, guard) = OtelBuilder::new().exporter(MetricsExporter::None).build()?;
+    /// assert!(guard.metrics_recorder().is_none()); // not asked for
+    /// # Ok::<(), gym_metrics_otel::BuildError>(())
+    /// ```
+    #[cfg(feature = "metrics-facade")]
+    pub fn metrics_recorder(&self) -> Option<crate::MetricsBridgeRecorder> {
+        self.metrics.clone()
     }
 
     /// The SDK meter provider, while the pipeline runs (not after shutdown,

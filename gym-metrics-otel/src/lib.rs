@@ -17,6 +17,10 @@
 //! - While the collector is down, failures are logged (rate-limited) through
 //!   `log` under the target `gym_metrics_otel`; with cumulative temporality
 //!   (the default) the first export after it returns carries the full totals.
+//! - With the feature `metrics-facade`, `OtelBuilder::with_metrics_facade`
+//!   also bridges the `metrics` facade crate's macros into the same export
+//!   (`MetricsBridgeRecorder`); [`OtelGuard::meter_provider`] hands out the
+//!   SDK meter provider for instruments made with the OpenTelemetry API.
 //!
 //! ```no_run
 //! use gym_metrics_api::Role;
@@ -48,6 +52,8 @@ mod histogram_aggregation;
 mod http_attributes;
 mod key_values;
 mod meter_provider;
+#[cfg(feature = "metrics-facade")]
+mod metrics_bridge;
 mod protocol;
 mod recorder;
 mod resource;
@@ -65,6 +71,8 @@ pub use exporter_choice::MetricsExporter;
 pub use guard::OtelGuard;
 pub use gym_metrics_api::backend::{SCOPE_NAME, SCOPE_VERSION};
 pub use histogram_aggregation::HistogramAggregation;
+#[cfg(feature = "metrics-facade")]
+pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};
 pub use protocol::OtlpProtocol;
 pub use recorder::OtelRecorder;
 pub use temporality::TemporalityPreference;

@@ -42,14 +42,16 @@ pub(crate) struct Export<'a> {
     pub(crate) tls: &'a TlsSettings,
 }
 
-/// A meter provider with `resource`, the histogram aggregation, and a
-/// periodic reader exporting as `export` says (none for exporter `none`).
+/// A meter provider with `resource`, the histogram aggregation, the views
+/// `views` adds (the `metrics` bridge's cardinality limit), and a periodic
+/// reader exporting as `export` says (none for exporter `none`).
 pub(crate) fn meter_provider(
     resource: Resource,
     aggregation: HistogramAggregation,
     export: Export<'_>,
+    views: impl FnOnce(MeterProviderBuilder) -> MeterProviderBuilder,
 ) -> Result<SdkMeterProvider, BuildError> {
-    let mut provider = SdkMeterProvider::builder().with_resource(resource);
+    let mut provider = views(SdkMeterProvider::builder().with_resource(resource));
     if let Some(aggregation) = aggregation.sdk_override() {
         provider = provider.with_view(move |i: &Instrument| {
             let ours = [

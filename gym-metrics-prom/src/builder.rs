@@ -337,8 +337,7 @@ impl PrometheusBuilder {
         let fleet_sd = metrics.fleet_sd.clone();
         #[cfg(feature = "metrics-facade")]
         if let Some(options) = self.metrics_facade {
-            let (exposition, bridge) =
-                crate::metrics_bridge::attach(options, &families, exposition);
+            let (exposition, bridge) = crate::metrics_bridge::attach(options, exposition);
             let handle = PrometheusHandle::new(exposition, fleet_sd).with_metrics_recorder(bridge);
             return Ok((
                 PrometheusRecorder::new(metrics, self.gym.span_groups()),

@@ -20,16 +20,17 @@ use gym_metrics_api::backend::catalogue::{
     HTTP_SERVER_REQUEST_DURATION, ROLLOUT_DURATION, SERVERS_ACTIVE, VERIFY_COMPLETED,
     VERIFY_DURATION, VERIFY_SUCCEEDED, VERIFY_SUCCESS_RATE,
 };
-use gym_metrics_api::backend::{catalogue::Instrument, Boundaries};
+use gym_metrics_api::backend::{
+    catalogue::Instrument, catalogue::InstrumentKind, prometheus_name, Boundaries,
+    TARGET_INFO_FAMILY,
+};
 
 use crate::gym_metrics::GymMetrics;
-use crate::naming::prometheus_name;
 use crate::readings::{HttpSeries, Readings};
 use crate::resource::Resource;
 use crate::scope::{SCOPE_NAME, SCOPE_VERSION};
 use crate::sharded_histogram::HistogramSnapshot;
 
-const TARGET_INFO_NAME: &str = "target_info";
 const TARGET_INFO_HELP: &str = "Target metadata";
 
 /// The scope labels every gym series carries, first name then version.
@@ -47,6 +48,17 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
+    /// The catalogue's kind of the same name (the `metrics` bridge's name
+    /// rule is the API's, in its terms).
+    #[cfg_attr(not(feature = "metrics-facade"), allow(dead_code))]
+    pub(crate) fn instrument_kind(self) -> InstrumentKind {
+        match self {
+            Kind::Counter => InstrumentKind::Counter,
+            Kind::Gauge => InstrumentKind::Gauge,
+            Kind::Histogram => InstrumentKind::Histogram,
+        }
+    }
+
     /// The word on the `# TYPE` line.
     pub(crate) fn word(self) -> &'static str {
         match self {
@@ -114,7 +126,7 @@ pub(crate) struct Family {
 impl Family {
     fn target_info(resource: &Resource) -> Self {
         Self {
-            name: TARGET_INFO_NAME.to_string(),
+            name: TARGET_INFO_FAMILY.to_string(),
             help: TARGET_INFO_HELP,
             kind: Kind::Gauge,
             labels: resource.label_pairs(),

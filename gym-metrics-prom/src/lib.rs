@@ -96,7 +96,6 @@ mod http_histogram;
 mod listen_address;
 #[cfg(feature = "metrics-facade")]
 mod metrics_bridge;
-mod naming;
 mod nanos;
 mod readings;
 mod recorder;

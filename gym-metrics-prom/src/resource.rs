@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use gym_metrics_api::backend::GymEnv;
 use gym_metrics_api::Role;
 
-use crate::naming::sanitize_label_name;
 use gym_metrics_api::backend::resource::new_instance_id;
+use gym_metrics_api::backend::sanitize_label_name;
 
 /// `telemetry.sdk.version`: the `opentelemetry_sdk` version whose resource the
 /// OpenTelemetry path reports (the exposition-equality test pins it).

@@ -27,18 +27,18 @@ use registry::Registry;
 
 use crate::error::BuildError;
 use crate::exposition::Exposition;
-use crate::families::Families;
 use crate::handle::PrometheusHandle;
 
 /// `exposition` with a bridge configured by `options` written after the
-/// gym `families`, and the bridge's recorder.
+/// gym families, and the bridge's recorder. The names the bridge refuses are
+/// the API's rule over the whole fleet's gym families
+/// ([`gym_metrics_api::metrics_facade::FamilyNames`]), so the same on the
+/// OpenTelemetry path and for every role.
 pub(crate) fn attach(
     options: MetricsFacade,
-    families: &Families,
     exposition: Exposition,
 ) -> (Exposition, MetricsBridgeRecorder) {
-    let ours = families.iter().map(|f| (f.name.as_str(), f.kind));
-    let registry = Arc::new(Registry::new(options, ours));
+    let registry = Arc::new(Registry::new(options));
     let recorder = MetricsBridgeRecorder::new(Arc::clone(&registry));
     (exposition.with_appendix(registry), recorder)
 }

@@ -1,12 +1,9 @@
-//! `metrics` names and labels as Prometheus names and labels, by the
-//! OpenTelemetry specification's Prometheus rules, made strict enough that
-//! Prometheus accepts every result:
+//! `metrics` labels as Prometheus labels, by the OpenTelemetry
+//! specification's Prometheus rules, made strict enough that Prometheus
+//! accepts every result (family names are the API's one rule for both
+//! backends, `gym_metrics_api::metrics_facade::FamilyNames`):
 //!
-//! - a family name: invalid characters become `_` (a leading digit gets a
-//!   `_` before it), then the unit's suffix (`_seconds`, `_bytes`, …) unless
-//!   the name already ends with it, then, for a counter, `_total` unless the
-//!   name already ends with it;
-//! - a label name: the crate's one rule (`crate::naming::sanitize_label_name`:
+//! - a label name: the API's one rule (`gym_metrics_api::backend::sanitize_label_name`:
 //!   every character but ASCII letters, digits and `_` becomes `_`, runs of
 //!   `_` become one so nothing starts with the reserved `__`, a leading digit
 //!   or an empty name gets `key_`); then a label that would be one the
@@ -19,7 +16,6 @@
 use std::collections::BTreeMap;
 
 use crate::families::Kind;
-use crate::naming::{sanitize_metric_name, unit_suffix};
 
 /// Labels the exporter writes on every bridged series.
 const EXPORTER_LABELS: [&str; 3] = [
@@ -28,32 +24,13 @@ const EXPORTER_LABELS: [&str; 3] = [
     "otel_metric_overflow",
 ];
 
-/// The family name of the `metrics` instrument `name` of `kind` recorded in
-/// `unit` (UCUM); `None` when nothing of the name is left to name a family.
-pub(crate) fn family_name(name: &str, unit: Option<&str>, kind: Kind) -> Option<String> {
-    if name.is_empty() {
-        return None;
-    }
-    let mut family = sanitize_metric_name(name);
-    if let Some(suffix) = unit.and_then(unit_suffix) {
-        let suffix = format!("_{suffix}");
-        if !family.ends_with(&suffix) {
-            family.push_str(&suffix);
-        }
-    }
-    if kind == Kind::Counter && !family.ends_with("_total") {
-        family.push_str("_total");
-    }
-    Some(family)
-}
-
 /// The label name for the `metrics` label key `key` on a family of `kind`:
-/// the crate's one label-name rule ([`crate::naming::sanitize_label_name`],
+/// the one label-name rule ([`gym_metrics_api::backend::sanitize_label_name`],
 /// also used for resource attributes), then `key_` before a name the
 /// exporter writes itself (a scope label, the overflow marker, a
 /// histogram's `le`).
 pub(crate) fn label_name(key: &str, kind: Kind) -> String {
-    let mut name = crate::naming::sanitize_label_name(key);
+    let mut name = gym_metrics_api::backend::sanitize_label_name(key);
     if EXPORTER_LABELS.contains(&name.as_str()) || (kind == Kind::Histogram && name == "le") {
         name.insert_str(0, "key_");
     }
@@ -83,65 +60,9 @@ pub(crate) fn series_labels<'a>(
         .collect()
 }
 
-/// The sample names a family of `kind` called `name` writes, and in
-/// OpenMetrics the family name a counter goes by: a family whose names meet
-/// another's would make an exposition Prometheus refuses.
-pub(crate) fn sample_names(name: &str, kind: Kind) -> Vec<String> {
-    let mut names = vec![name.to_string()];
-    match kind {
-        Kind::Counter => {
-            if let Some(stem) = name.strip_suffix("_total") {
-                names.push(stem.to_string());
-            }
-        }
-        Kind::Gauge => {}
-        Kind::Histogram => {
-            for suffix in ["_bucket", "_sum", "_count"] {
-                names.push(format!("{name}{suffix}"));
-            }
-        }
-    }
-    names
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn family_names_follow_the_rules() {
-        let f = |n, u, k| family_name(n, u, k);
-        assert_eq!(
-            f("http.requests", None, Kind::Counter).as_deref(),
-            Some("http_requests_total")
-        );
-        assert_eq!(
-            f("requests_total", None, Kind::Counter).as_deref(),
-            Some("requests_total")
-        );
-        assert_eq!(
-            f("db.query", Some("s"), Kind::Histogram).as_deref(),
-            Some("db_query_seconds")
-        );
-        assert_eq!(
-            f("latency_seconds", Some("s"), Kind::Histogram).as_deref(),
-            Some("latency_seconds")
-        );
-        assert_eq!(
-            f("sent", Some("By"), Kind::Counter).as_deref(),
-            Some("sent_bytes_total")
-        );
-        assert_eq!(f("9lives", None, Kind::Gauge).as_deref(), Some("_9lives"));
-        assert_eq!(
-            f("héllo wörld", None, Kind::Gauge).as_deref(),
-            Some("h_llo_w_rld")
-        );
-        assert_eq!(
-            f("queue", Some("{item}"), Kind::Gauge).as_deref(),
-            Some("queue")
-        );
-        assert_eq!(f("", None, Kind::Gauge), None);
-    }
 
     #[test]
     fn label_names_are_always_valid_and_never_the_exporters_own() {

@@ -8,10 +8,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use gym_metrics_api::metrics_facade::{ucum_unit, MetricsFacade};
+use gym_metrics_api::metrics_facade::{ucum_unit, FamilyNames, MetricsFacade, NameRefused};
 use metrics::{Key, KeyName, SharedString, Unit};
 
-use super::naming::{family_name, sample_names, series_labels};
+use super::naming::series_labels;
 use super::series::{CounterSeries, GaugeSeries, HistogramSeries};
 use crate::families::Kind;
 
@@ -64,8 +64,8 @@ const REFUSALS_LOGGED: usize = 256;
 struct State {
     /// Bridged families by name, in name order (the exposition's).
     families: BTreeMap<String, BridgedFamily>,
-    /// Every sample name written by a family (ours and bridged), by family.
-    taken: HashMap<String, String>,
+    /// The families taken, gym and bridged: the API's one name rule.
+    names: FamilyNames,
     /// What each `metrics` name of each kind became: a family, or refused.
     resolved: HashMap<(String, Kind), Option<String>>,
     descriptions: HashMap<(String, Kind), Description>,
@@ -87,22 +87,14 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    /// An empty bridge beside the gym families `ours` (name, kind): no
-    /// bridged family may write a sample name of theirs.
-    pub(crate) fn new<'a>(
-        options: MetricsFacade,
-        ours: impl IntoIterator<Item = (&'a str, Kind)>,
-    ) -> Self {
-        let mut state = State::default();
-        for (name, kind) in ours {
-            for sample in sample_names(name, kind) {
-                state.taken.insert(sample, name.to_string());
-            }
-        }
+    /// An empty bridge beside the gym families (every one of the fleet's,
+    /// whatever this process's role: [`FamilyNames::new`]): no bridged
+    /// family may write a sample name of theirs.
+    pub(crate) fn new(options: MetricsFacade) -> Self {
         Self {
             options,
             cache: RwLock::default(),
-            state: Mutex::new(state),
+            state: Mutex::new(State::default()),
             overflowed: AtomicU64::new(0),
             refused: AtomicU64::new(0),
         }
@@ -170,45 +162,37 @@ impl Registry {
             return resolved.clone();
         }
         let description = state.descriptions.get(&id).cloned().unwrap_or_default();
-        let resolved = match family_name(name, description.unit, kind) {
-            None => self.refuse(state, name, "nothing of it is left for a name".to_string()),
-            Some(family) => match state.families.get(&family).map(|f| f.kind) {
-                Some(existing) if existing == kind => Some(family),
-                Some(existing) => {
-                    let why = format!("{family} is already a {} family", existing.word());
-                    self.refuse(state, name, why)
+        let resolved = match state
+            .names
+            .claim(name, description.unit, kind.instrument_kind())
+        {
+            Err(refused) => self.refuse(state, refused),
+            Ok(family) => {
+                if !state.families.contains_key(&family) {
+                    self.create(state, name, &family, kind, description);
                 }
-                None => self.create(state, name, family, kind, description),
-            },
+                Some(family)
+            }
         };
         state.resolved.insert(id, resolved.clone());
         resolved
     }
 
-    /// A new family `family` for the `metrics` name `name`, unless one of
-    /// its sample names is another family's.
+    /// A new (claimed) family `family` for the `metrics` name `name`.
     fn create(
         &self,
         state: &mut State,
         name: &str,
-        family: String,
+        family: &str,
         kind: Kind,
         description: Description,
-    ) -> Option<String> {
-        let samples = sample_names(&family, kind);
-        if let Some(owner) = samples.iter().find_map(|s| state.taken.get(s)) {
-            let why = format!("its family {family} would meet the family {owner}");
-            return self.refuse(state, name, why);
-        }
-        for sample in samples {
-            state.taken.insert(sample, family.clone());
-        }
+    ) {
         let bounds = match kind {
             Kind::Histogram => self.options.buckets_for(name).into(),
             _ => Vec::new(),
         };
         state.families.insert(
-            family.clone(),
+            family.to_string(),
             BridgedFamily {
                 kind,
                 help: description.help,
@@ -218,18 +202,14 @@ impl Registry {
                 counted: 0,
             },
         );
-        Some(family)
     }
 
-    fn refuse(&self, state: &mut State, name: &str, why: String) -> Option<String> {
+    fn refuse(&self, state: &mut State, refused: NameRefused) -> Option<String> {
         self.refused.fetch_add(1, Ordering::Relaxed);
         if state.refusals_logged.len() < REFUSALS_LOGGED
-            && state.refusals_logged.insert(name.to_string())
+            && state.refusals_logged.insert(refused.name().to_string())
         {
-            log::warn!(
-                "metrics instrument {name:?} is not exported: {why}; rename it \
-                 (gym-metrics refuses names that would give Prometheus an exposition it cannot read)"
-            );
+            log::warn!("{refused}");
         }
         None
     }

@@ -1,12 +1,29 @@
-//! Prometheus names for catalogue instruments, converted exactly as
-//! OpenTelemetry's Prometheus exporter converts them: invalid characters
-//! become `_`, the unit's Prometheus word is appended (even after `_ms`), and
-//! counters get `_total`.
+//! Prometheus names, converted exactly as OpenTelemetry's Prometheus
+//! exporter converts them: invalid characters become `_`, the unit's
+//! Prometheus word is appended (even after `_ms`), and counters get
+//! `_total`. The Prometheus backend names its families by these rules, and
+//! both backends' `metrics` facade bridges check a bridged name against the
+//! gym families by them (`metrics_facade::FamilyNames`), so that a name is
+//! refused on both paths or on neither.
 
-use gym_metrics_api::backend::{catalogue::Instrument, catalogue::InstrumentKind};
+use crate::catalogue::{Instrument, InstrumentKind};
+
+/// The family OpenTelemetry's Prometheus exporter writes the resource into
+/// (a gauge of value 1, the resource attributes as labels).
+///
+/// ```
+/// assert_eq!(gym_metrics_api::backend::TARGET_INFO_FAMILY, "target_info");
+/// ```
+pub const TARGET_INFO_FAMILY: &str = "target_info";
 
 /// The Prometheus family name OpenTelemetry's exporter gives `instrument`.
-pub(crate) fn prometheus_name(instrument: &Instrument) -> String {
+///
+/// ```
+/// use gym_metrics_api::backend::{catalogue, prometheus_name};
+/// assert_eq!(prometheus_name(&catalogue::VERIFY_COMPLETED), "gym_verify_completed_total");
+/// assert_eq!(prometheus_name(&catalogue::ROLLOUT_DURATION), "gym_rollout_duration_ms_milliseconds");
+/// ```
+pub fn prometheus_name(instrument: &Instrument) -> String {
     let mut name = sanitize_metric_name(instrument.name);
     if let Some(word) = instrument.unit.and_then(unit_suffix) {
         name.push('_');
@@ -20,7 +37,11 @@ pub(crate) fn prometheus_name(instrument: &Instrument) -> String {
 
 /// Replaces every character a Prometheus metric name cannot hold with `_`
 /// (a leading digit gets a `_` prefix).
-pub(crate) fn sanitize_metric_name(name: &str) -> String {
+///
+/// ```
+/// assert_eq!(gym_metrics_api::backend::sanitize_metric_name("9jobs.done"), "_9jobs_done");
+/// ```
+pub fn sanitize_metric_name(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 1);
     if name.starts_with(|c: char| c.is_ascii_digit()) {
         out.push('_');
@@ -42,7 +63,12 @@ pub(crate) fn sanitize_metric_name(name: &str) -> String {
 /// one (so no name starts with the reserved `__`, and `__name__` cannot be
 /// forged), and a name that would start with a digit, or be empty, gets the
 /// prefix `key_`. Keys that meet after this are merged by the caller.
-pub(crate) fn sanitize_label_name(key: &str) -> String {
+///
+/// ```
+/// assert_eq!(gym_metrics_api::backend::sanitize_label_name("__name__"), "_name_");
+/// assert_eq!(gym_metrics_api::backend::sanitize_label_name("1st"), "key_1st");
+/// ```
+pub fn sanitize_label_name(key: &str) -> String {
     let mut name = String::with_capacity(key.len() + 4);
     for c in key.chars() {
         let c = if c.is_ascii_alphanumeric() { c } else { '_' };
@@ -60,7 +86,13 @@ pub(crate) fn sanitize_label_name(key: &str) -> String {
 /// derives it: a known unit's word (`ms` is `milliseconds`), `a/b` as
 /// `a_per_b` (`per_b` when `a` is a count or a time), nothing for
 /// annotations such as `{request}` or units it does not know.
-pub(crate) fn unit_suffix(unit: &str) -> Option<String> {
+///
+/// ```
+/// use gym_metrics_api::backend::unit_suffix;
+/// assert_eq!(unit_suffix("s").as_deref(), Some("seconds"));
+/// assert_eq!(unit_suffix("{request}"), None);
+/// ```
+pub fn unit_suffix(unit: &str) -> Option<String> {
     if let Some(word) = unit_word(unit) {
         return Some(word.to_string());
     }
@@ -123,7 +155,7 @@ fn per_unit_word(unit: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gym_metrics_api::backend::catalogue;
+    use crate::catalogue;
 
     #[test]
     fn every_exported_name_matches_the_contract() {

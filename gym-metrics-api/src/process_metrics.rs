@@ -13,8 +13,7 @@
 //! bridge; reading the values here lets each backend write them as its own
 //! families or observable instruments, at scrape or collection time.
 //! Elsewhere than Linux nothing is read: [`ProcessReading::read`] answers
-//! [`ProcessReadError::Unsupported`], and [`log_unsupported_once`] says so
-//! once.
+//! [`ProcessReadError::Unsupported`], and [`available`] says so once.
 //!
 //! ```
 //! use gym_metrics_api::process_metrics::ProcessReading;
@@ -110,25 +109,27 @@ pub enum ProcessReadError {
     Proc(String),
 }
 
-/// Logs, once per process, that process metrics were asked of `backend`
-/// where they cannot be read, and so have no effect. Returns whether it
-/// logged (a test's hook).
+/// Whether process metrics can be read here (on Linux). Elsewhere logs,
+/// once per process, that `with_process_metrics()` of `backend` has no
+/// effect, and answers `false`: the backend then adds nothing.
 ///
 /// ```
-/// let first = gym_metrics_api::process_metrics::log_unsupported_once("doc");
-/// assert!(!gym_metrics_api::process_metrics::log_unsupported_once("doc"));
-/// assert_eq!(first, !cfg!(target_os = "linux"));
+/// let here = gym_metrics_api::process_metrics::available("doc");
+/// assert_eq!(here, cfg!(target_os = "linux"));
+/// assert_eq!(gym_metrics_api::process_metrics::available("doc"), here);
 /// ```
-pub fn log_unsupported_once(backend: &str) -> bool {
+pub fn available(backend: &str) -> bool {
     static LOGGED: AtomicBool = AtomicBool::new(false);
-    if cfg!(target_os = "linux") || LOGGED.swap(true, Ordering::Relaxed) {
-        return false;
+    if cfg!(target_os = "linux") {
+        return true;
     }
-    log::warn!(
-        "{backend}: with_process_metrics() has no effect here: {}",
-        ProcessReadError::Unsupported
-    );
-    true
+    if !LOGGED.swap(true, Ordering::Relaxed) {
+        log::warn!(
+            "{backend}: with_process_metrics() has no effect here: {}",
+            ProcessReadError::Unsupported
+        );
+    }
+    false
 }
 
 /// Logs the first failure to read `/proc` (later ones are the same failure).

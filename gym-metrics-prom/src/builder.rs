@@ -46,6 +46,7 @@ pub struct PrometheusBuilder {
     metrics_facade: Option<gym_metrics_api::metrics_facade::MetricsFacade>,
     web_config_file: Option<std::path::PathBuf>,
     gym: GymEnv,
+    process_metrics: bool,
 }
 
 impl Default for PrometheusBuilder {
@@ -76,6 +77,7 @@ impl PrometheusBuilder {
             metrics_facade: None,
             web_config_file: None,
             gym: GymEnv::default(),
+            process_metrics: false,
         }
     }
 
@@ -276,6 +278,40 @@ impl PrometheusBuilder {
         self
     }
 
+    /// Also export this process's own resource use, read at each scrape
+    /// (Linux; elsewhere this logs once that it has no effect), under the
+    /// Prometheus client libraries' names, HELP and types, without labels:
+    ///
+    /// | family | TYPE | value |
+    /// |---|---|---|
+    /// | `process_cpu_seconds_total` | counter | user + system CPU seconds |
+    /// | `process_resident_memory_bytes` | gauge | resident set size |
+    /// | `process_virtual_memory_bytes` | gauge | virtual memory size |
+    /// | `process_open_fds` | gauge | open file descriptors |
+    /// | `process_max_fds` | gauge | `RLIMIT_NOFILE` soft limit (absent while unlimited) |
+    /// | `process_threads` | gauge | OS threads |
+    /// | `process_start_time_seconds` | gauge | start time, seconds since the Unix epoch |
+    ///
+    /// They are families of the one exposition (both formats, gzip, the
+    /// collector) written after the gym families in name order; a bridged
+    /// `metrics` name that meets one is refused as for any of ours. The
+    /// values come from `/proc` through the `procfs` crate (see
+    /// [`gym_metrics_api::process_metrics`] for why not `metrics-process`).
+    ///
+    /// ```
+    /// let (_r, handle) = gym_metrics_prom::PrometheusBuilder::new().with_process_metrics().build()?;
+    /// let text = handle.render();
+    /// # #[cfg(target_os = "linux")]
+    /// assert!(text.contains("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total "));
+    /// # #[cfg(target_os = "linux")]
+    /// assert!(text.contains("\nprocess_open_fds "));
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn with_process_metrics(mut self) -> Self {
+        self.process_metrics = true;
+        self
+    }
+
     /// Serve `/metrics` as the web configuration file at `path` says (the
     /// format of Prometheus' exporter-toolkit, as node_exporter's
     /// `--web.config.file`): over TLS with `tls_server_config` (`cert_file`,
@@ -332,7 +368,9 @@ impl PrometheusBuilder {
             &self.gym,
         );
         let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries));
-        let families = Arc::new(Families::new(Arc::clone(&metrics), &resource));
+        let process =
+            self.process_metrics && gym_metrics_api::process_metrics::available("gym-metrics-prom");
+        let families = Arc::new(Families::new(Arc::clone(&metrics), &resource, process));
         let exposition = Exposition::new(Arc::clone(&families));
         let fleet_sd = metrics.fleet_sd.clone();
         #[cfg(feature = "metrics-facade")]

@@ -24,6 +24,7 @@ use gym_metrics_api::backend::{catalogue::Instrument, Boundaries};
 
 use crate::gym_metrics::GymMetrics;
 use crate::naming::prometheus_name;
+use crate::process_families::{ProcessFamily, ProcessValue, PROCESS_FAMILIES};
 use crate::readings::{HttpSeries, Readings};
 use crate::resource::Resource;
 use crate::scope::{SCOPE_NAME, SCOPE_VERSION};
@@ -81,6 +82,8 @@ enum Source {
     Succeeded,
     ServersActive,
     HttpServer,
+    /// A value of this process's own (`process_families.rs`).
+    Process(ProcessValue),
 }
 
 /// What a family shows in one scrape.
@@ -137,6 +140,18 @@ impl Family {
         }
     }
 
+    /// A process family: no labels, as the Prometheus clients write them.
+    fn process(family: &ProcessFamily) -> Self {
+        Self {
+            name: family.name.to_string(),
+            help: family.help,
+            kind: family.kind,
+            labels: Vec::new(),
+            bounds: Vec::new(),
+            source: Source::Process(family.value),
+        }
+    }
+
     fn histogram(instrument: &Instrument, source: Source, bounds: &Boundaries) -> Self {
         Self {
             bounds: bounds.as_slice().to_vec(),
@@ -170,6 +185,7 @@ impl Family {
             Source::Succeeded => Some(Sample::Count(r.verify_counts.succeeded)),
             Source::ServersActive => r.servers_active.map(Sample::Count),
             Source::HttpServer => (!r.http.is_empty()).then_some(Sample::Series(&r.http)),
+            Source::Process(value) => value.sample(r.process.as_ref()?),
         }
     }
 }
@@ -179,12 +195,15 @@ impl Family {
 pub(crate) struct Families {
     metrics: Arc<GymMetrics>,
     families: Vec<Family>,
+    /// Whether the process families are among them (read at each scrape).
+    process: bool,
 }
 
 impl Families {
     /// The families of `metrics`; `gym_servers_active` only if they hold a
-    /// fleet gauge (the role decided that when they were built).
-    pub(crate) fn new(metrics: Arc<GymMetrics>, resource: &Resource) -> Self {
+    /// fleet gauge (the role decided that when they were built); the process
+    /// families when `process`.
+    pub(crate) fn new(metrics: Arc<GymMetrics>, resource: &Resource, process: bool) -> Self {
         let m = &metrics;
         let mut families = vec![
             Family::target_info(resource),
@@ -214,8 +233,15 @@ impl Families {
                 Source::ServersActive,
             ));
         }
+        if process {
+            families.extend(PROCESS_FAMILIES.iter().map(Family::process));
+        }
         families.sort_by(|a, b| a.name.cmp(&b.name));
-        Self { metrics, families }
+        Self {
+            metrics,
+            families,
+            process,
+        }
     }
 
     /// The families, in name order.
@@ -225,7 +251,7 @@ impl Families {
 
     /// This instant's values of every family.
     pub(crate) fn read(&self) -> Readings {
-        Readings::take(&self.metrics)
+        Readings::take(&self.metrics, self.process)
     }
 }
 
@@ -236,6 +262,10 @@ mod tests {
     use super::*;
 
     fn families(role: Role) -> Families {
+        families_with(role, false)
+    }
+
+    fn families_with(role: Role, process: bool) -> Families {
         let resource = Resource::new(
             &role,
             None,
@@ -243,7 +273,7 @@ mod tests {
             &gym_metrics_api::backend::GymEnv::default(),
         );
         let metrics = Arc::new(GymMetrics::new(role, Boundaries::default()));
-        Families::new(metrics, &resource)
+        Families::new(metrics, &resource, process)
     }
 
     fn names(f: &Families) -> Vec<&str> {
@@ -270,6 +300,19 @@ mod tests {
         let mut expected = names(&orchestrator);
         expected.retain(|n| *n != "gym_servers_active");
         assert_eq!(names(&server), expected);
+    }
+
+    #[test]
+    fn process_families_sit_in_name_order_between_http_and_target_info() {
+        let f = families_with(Role::server("s-0", "agent"), true);
+        let all = names(&f);
+        let at = |n: &str| all.iter().position(|x| *x == n).unwrap();
+        assert!(at("http_server_request_duration_seconds") < at("process_cpu_seconds_total"));
+        assert!(at("process_virtual_memory_bytes") < at("target_info"));
+        assert_eq!(
+            all.len(),
+            names(&families(Role::server("s-0", "agent"))).len() + 7
+        );
     }
 
     #[test]

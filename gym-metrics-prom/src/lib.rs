@@ -98,6 +98,7 @@ mod listen_address;
 mod metrics_bridge;
 mod naming;
 mod nanos;
+mod process_families;
 mod readings;
 mod recorder;
 mod resource;

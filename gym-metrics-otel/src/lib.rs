@@ -48,6 +48,7 @@ mod histogram_aggregation;
 mod http_attributes;
 mod key_values;
 mod meter_provider;
+mod process_instruments;
 mod protocol;
 mod recorder;
 mod resource;

@@ -47,6 +47,8 @@ pub struct PrometheusBuilder {
     web_config_file: Option<std::path::PathBuf>,
     gym: GymEnv,
     process_metrics: bool,
+    #[cfg(feature = "prometheus-registry")]
+    registry: Option<prometheus::Registry>,
 }
 
 impl Default for PrometheusBuilder {
@@ -78,6 +80,8 @@ impl PrometheusBuilder {
             web_config_file: None,
             gym: GymEnv::default(),
             process_metrics: false,
+            #[cfg(feature = "prometheus-registry")]
+            registry: None,
         }
     }
 
@@ -312,6 +316,47 @@ impl PrometheusBuilder {
         self
     }
 
+    /// Also serve the application's own `prometheus::Registry` (feature
+    /// `prometheus-registry`) in the same exposition, after ours (and after
+    /// the `metrics` bridge's families): `gather()` is called at each scrape
+    /// and its families are written by this crate's one writer, so they get
+    /// the same content negotiation (text 0.0.4 or OpenMetrics), gzip and
+    /// web configuration. Counters, gauges and histograms are served;
+    /// summaries, untyped families and sample timestamps are left out
+    /// (logged once). A family that meets one of ours (`target_info`,
+    /// `gym_*`, `http_server_*`, `process_*` with
+    /// [`PrometheusBuilder::with_process_metrics`]) is refused: by
+    /// `build`/`install` with [`BuildError::RegistryClash`] if registered
+    /// by then, else left out of every scrape, logged once.
+    ///
+    /// A `prometheus-client` registry is not supported: that crate offers
+    /// only its own text encoder, which would be a second renderer (or its
+    /// text parsed back); serve its `encode` output on a route of your own.
+    ///
+    /// ```
+    /// let registry = prometheus::Registry::new();
+    /// let jobs = prometheus::IntCounterVec::new(
+    ///     prometheus::Opts::new("sandbox_jobs_total", "Sandbox jobs run."), &["provider"])?;
+    /// registry.register(Box::new(jobs.clone()))?;
+    /// let (_r, handle) = gym_metrics_prom::PrometheusBuilder::new().with_registry(registry).build()?;
+    /// jobs.with_label_values(&["docker"]).inc_by(3);
+    /// let text = handle.render();
+    /// assert!(text.ends_with("# HELP sandbox_jobs_total Sandbox jobs run.\n\
+    ///     # TYPE sandbox_jobs_total counter\n\
+    ///     sandbox_jobs_total{provider=\"docker\"} 3\n"), "{text}");
+    ///
+    /// let clash = prometheus::Registry::new();
+    /// clash.register(Box::new(prometheus::Gauge::new("target_info", "mine")?))?;
+    /// let e = gym_metrics_prom::PrometheusBuilder::new().with_registry(clash).build().unwrap_err();
+    /// assert!(e.to_string().contains("\"target_info\""), "{e}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "prometheus-registry")]
+    pub fn with_registry(mut self, registry: prometheus::Registry) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+
     /// Serve `/metrics` as the web configuration file at `path` says (the
     /// format of Prometheus' exporter-toolkit, as node_exporter's
     /// `--web.config.file`): over TLS with `tls_server_config` (`cert_file`,
@@ -374,18 +419,28 @@ impl PrometheusBuilder {
         let exposition = Exposition::new(Arc::clone(&families));
         let fleet_sd = metrics.fleet_sd.clone();
         #[cfg(feature = "metrics-facade")]
-        if let Some(options) = self.metrics_facade {
-            let (exposition, bridge) =
-                crate::metrics_bridge::attach(options, &families, exposition);
-            let handle = PrometheusHandle::new(exposition, fleet_sd).with_metrics_recorder(bridge);
-            return Ok((
-                PrometheusRecorder::new(metrics, self.gym.span_groups()),
-                handle,
-            ));
-        }
+        let (exposition, bridge) = match self.metrics_facade {
+            Some(options) => {
+                let (exposition, bridge) =
+                    crate::metrics_bridge::attach(options, &families, exposition);
+                (exposition, Some(bridge))
+            }
+            None => (exposition, None),
+        };
+        #[cfg(feature = "prometheus-registry")]
+        let exposition = match self.registry {
+            Some(registry) => crate::app_registry::attach(registry, &families, exposition)?,
+            None => exposition,
+        };
+        let handle = PrometheusHandle::new(exposition, fleet_sd);
+        #[cfg(feature = "metrics-facade")]
+        let handle = match bridge {
+            Some(bridge) => handle.with_metrics_recorder(bridge),
+            None => handle,
+        };
         Ok((
             PrometheusRecorder::new(metrics, self.gym.span_groups()),
-            PrometheusHandle::new(exposition, fleet_sd),
+            handle,
         ))
     }
 

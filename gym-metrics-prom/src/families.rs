@@ -14,6 +14,7 @@
 //! format carries a UNIT line, as that exporter writes none. Families are in
 //! name order, as the `prometheus` registry's `gather` sorts them.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use gym_metrics_api::backend::catalogue::{
@@ -68,6 +69,9 @@ pub(crate) enum Shape {
     /// Histogram series, one per attribute tuple; a series' attribute labels
     /// come before the family's own labels.
     HistogramSeries,
+    /// Counter or gauge series, one per label set (a family known only at
+    /// scrape time: an application registry's).
+    ValueSeries,
 }
 
 /// Where a family's value comes from.
@@ -84,6 +88,10 @@ enum Source {
     HttpServer,
     /// A value of this process's own (`process_families.rs`).
     Process(ProcessValue),
+    /// Series handed over with the family at scrape time
+    /// ([`Sample::Gathered`]): an application registry's.
+    #[allow(dead_code)] // made by optional features only
+    Gathered,
 }
 
 /// What a family shows in one scrape.
@@ -97,6 +105,22 @@ pub(crate) enum Sample<'r> {
     Histogram(&'r HistogramSnapshot, u64),
     /// The series of a [`Shape::HistogramSeries`] family, in `gather`'s order.
     Series(&'r [HttpSeries]),
+    /// The series of a family known only at scrape time, each with its own
+    /// labels (a [`Shape::ValueSeries`] or [`Shape::HistogramSeries`] family).
+    #[allow(dead_code)] // made by optional features only
+    Gathered(&'r [GatheredSeries]),
+}
+
+/// One series of a family known only at scrape time: its labels, and its
+/// value (a counter's or gauge's) or its histogram.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct GatheredSeries {
+    pub(crate) labels: Vec<(String, String)>,
+    /// A counter's or gauge's value; a histogram's sum.
+    pub(crate) value: f64,
+    /// A histogram's cumulative counts, one per bound and the `+Inf` one
+    /// (the count) last; empty otherwise.
+    pub(crate) cumulative: Vec<u64>,
 }
 
 /// One family: everything about it that does not change between scrapes.
@@ -104,7 +128,7 @@ pub(crate) enum Sample<'r> {
 pub(crate) struct Family {
     /// The family name (for a counter, with `_total`).
     pub(crate) name: String,
-    pub(crate) help: &'static str,
+    pub(crate) help: Cow<'static, str>,
     pub(crate) kind: Kind,
     /// The labels every sample carries, in order: the scope labels, or
     /// `target_info`'s resource labels.
@@ -118,7 +142,7 @@ impl Family {
     fn target_info(resource: &Resource) -> Self {
         Self {
             name: TARGET_INFO_NAME.to_string(),
-            help: TARGET_INFO_HELP,
+            help: Cow::Borrowed(TARGET_INFO_HELP),
             kind: Kind::Gauge,
             labels: resource.label_pairs(),
             bounds: Vec::new(),
@@ -129,7 +153,7 @@ impl Family {
     fn instrument(instrument: &Instrument, kind: Kind, source: Source) -> Self {
         Self {
             name: prometheus_name(instrument),
-            help: instrument.description,
+            help: Cow::Borrowed(instrument.description),
             kind,
             labels: SCOPE_LABELS
                 .iter()
@@ -144,7 +168,7 @@ impl Family {
     fn process(family: &ProcessFamily) -> Self {
         Self {
             name: family.name.to_string(),
-            help: family.help,
+            help: Cow::Borrowed(family.help),
             kind: family.kind,
             labels: Vec::new(),
             bounds: Vec::new(),
@@ -159,11 +183,27 @@ impl Family {
         }
     }
 
+    /// A family known only at scrape time, whose series come with it
+    /// ([`Sample::Gathered`]): no labels of its own, a histogram's `bounds`.
+    #[allow(dead_code)] // made by optional features only
+    pub(crate) fn gathered(name: String, help: String, kind: Kind, bounds: Vec<f64>) -> Self {
+        Self {
+            name,
+            help: Cow::Owned(help),
+            kind,
+            labels: Vec::new(),
+            bounds,
+            source: Source::Gathered,
+        }
+    }
+
     /// How this family's samples are laid out.
     pub(crate) fn shape(&self) -> Shape {
         match self.source {
             Source::Rollouts | Source::Verifications => Shape::Histogram,
             Source::HttpServer => Shape::HistogramSeries,
+            Source::Gathered if self.kind == Kind::Histogram => Shape::HistogramSeries,
+            Source::Gathered => Shape::ValueSeries,
             _ => Shape::Single,
         }
     }
@@ -186,6 +226,8 @@ impl Family {
             Source::ServersActive => r.servers_active.map(Sample::Count),
             Source::HttpServer => (!r.http.is_empty()).then_some(Sample::Series(&r.http)),
             Source::Process(value) => value.sample(r.process.as_ref()?),
+            // Never in the built model: its series come with it at scrape time.
+            Source::Gathered => None,
         }
     }
 }

@@ -5,6 +5,8 @@
 
 use gym_metrics_api::backend::{catalogue::Instrument, catalogue::InstrumentKind};
 
+use crate::families::Kind;
+
 /// The Prometheus family name OpenTelemetry's exporter gives `instrument`.
 pub(crate) fn prometheus_name(instrument: &Instrument) -> String {
     let mut name = sanitize_metric_name(instrument.name);
@@ -120,6 +122,30 @@ fn per_unit_word(unit: &str) -> Option<&'static str> {
     })
 }
 
+/// The sample names a family of `kind` called `name` writes, and in
+/// OpenMetrics the family name a counter goes by (and the `_total` samples
+/// of a counter named without it): a family whose names meet another's
+/// would make an exposition Prometheus refuses. The one rule for every
+/// family written after ours (the `metrics` bridge's, an application
+/// registry's).
+#[allow(dead_code)] // used by optional features only
+pub(crate) fn sample_names(name: &str, kind: Kind) -> Vec<String> {
+    let mut names = vec![name.to_string()];
+    match kind {
+        Kind::Counter => match name.strip_suffix("_total") {
+            Some(stem) => names.push(stem.to_string()),
+            None => names.push(format!("{name}_total")),
+        },
+        Kind::Gauge => {}
+        Kind::Histogram => {
+            for suffix in ["_bucket", "_sum", "_count"] {
+                names.push(format!("{name}{suffix}"));
+            }
+        }
+    }
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +164,17 @@ mod tests {
                 "gym_verify_completed_total",
                 "gym_verify_succeeded_total",
             ]
+        );
+    }
+
+    #[test]
+    fn sample_names_hold_every_name_a_family_writes_in_either_format() {
+        assert_eq!(sample_names("a_total", Kind::Counter), ["a_total", "a"]);
+        assert_eq!(sample_names("a", Kind::Counter), ["a", "a_total"]);
+        assert_eq!(sample_names("g", Kind::Gauge), ["g"]);
+        assert_eq!(
+            sample_names("h", Kind::Histogram),
+            ["h", "h_bucket", "h_sum", "h_count"]
         );
     }
 

@@ -19,6 +19,7 @@
 use std::collections::BTreeMap;
 
 use crate::families::Kind;
+pub(crate) use crate::naming::sample_names;
 use crate::naming::{sanitize_metric_name, unit_suffix};
 
 /// Labels the exporter writes on every bridged series.
@@ -81,27 +82,6 @@ pub(crate) fn series_labels<'a>(
             (name, joined.join(";"))
         })
         .collect()
-}
-
-/// The sample names a family of `kind` called `name` writes, and in
-/// OpenMetrics the family name a counter goes by: a family whose names meet
-/// another's would make an exposition Prometheus refuses.
-pub(crate) fn sample_names(name: &str, kind: Kind) -> Vec<String> {
-    let mut names = vec![name.to_string()];
-    match kind {
-        Kind::Counter => {
-            if let Some(stem) = name.strip_suffix("_total") {
-                names.push(stem.to_string());
-            }
-        }
-        Kind::Gauge => {}
-        Kind::Histogram => {
-            for suffix in ["_bucket", "_sum", "_count"] {
-                names.push(format!("{name}{suffix}"));
-            }
-        }
-    }
-    names
 }
 
 #[cfg(test)]

@@ -45,6 +45,14 @@ fn as_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
+/// An up-down counter's name, unit, description and value.
+type UpDown = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&ProcessReading) -> u64,
+);
+
 /// Registers the process instruments on `meter`. The SDK keeps their
 /// callbacks for the meter's life, so the handles need not be kept.
 pub(crate) fn register(meter: &Meter) {
@@ -59,12 +67,7 @@ pub(crate) fn register(meter: &Meter) {
             }
         })
         .build();
-    let gauges: [(
-        &'static str,
-        &'static str,
-        &'static str,
-        fn(&ProcessReading) -> u64,
-    ); 4] = [
+    let gauges: [UpDown; 4] = [
         (
             MEMORY_USAGE,
             "By",

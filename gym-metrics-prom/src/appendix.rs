@@ -14,6 +14,7 @@ pub(crate) trait Appendix: Send + Sync + std::fmt::Debug {
     /// Every sample name this source's families write now
     /// (`crate::naming::sample_names`), so that a later source writes none
     /// of them again.
+    #[allow(dead_code)] // used by optional features only
     fn taken_names(&self) -> HashSet<String> {
         HashSet::new()
     }

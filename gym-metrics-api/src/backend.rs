@@ -60,7 +60,8 @@ pub use crate::http_sd::{render_sd_json, HTTP_SD_CONTENT_TYPE};
 pub use crate::http_server::{status_code_str, ERROR_TYPE_OTHER};
 pub use crate::per_thread::PerThread;
 pub use crate::prometheus_naming::{
-    prometheus_name, sanitize_label_name, sanitize_metric_name, unit_suffix, TARGET_INFO_FAMILY,
+    prometheus_name, sample_names, sanitize_label_name, sanitize_metric_name, unit_suffix,
+    TARGET_INFO_FAMILY,
 };
 pub use crate::recorder::{NoopRecorder, Recorder};
 pub use crate::redact::{

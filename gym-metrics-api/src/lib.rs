@@ -68,6 +68,8 @@ mod install;
 #[cfg(feature = "metrics-facade")]
 pub mod metrics_facade;
 mod per_thread;
+#[cfg(feature = "process-metrics")]
+pub mod process_metrics;
 mod prometheus_naming;
 mod recorder;
 mod redact;

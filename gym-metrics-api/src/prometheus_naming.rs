@@ -16,6 +16,7 @@ use crate::catalogue::{Instrument, InstrumentKind};
 /// ```
 pub const TARGET_INFO_FAMILY: &str = "target_info";
 
+
 /// The Prometheus family name OpenTelemetry's exporter gives `instrument`.
 ///
 /// ```
@@ -152,6 +153,36 @@ fn per_unit_word(unit: &str) -> Option<&'static str> {
     })
 }
 
+/// The sample names a family of `kind` called `family` writes, and in
+/// OpenMetrics the family name a counter goes by (and the `_total` samples
+/// of a counter named without it): a family whose names meet another's
+/// would make an exposition Prometheus refuses. The one rule for every
+/// family written after ours (the `metrics` bridges', an application
+/// registry's).
+///
+/// ```
+/// use gym_metrics_api::backend::{catalogue::InstrumentKind, sample_names};
+/// assert_eq!(sample_names("jobs_total", InstrumentKind::Counter), ["jobs_total", "jobs"]);
+/// assert_eq!(sample_names("jobs", InstrumentKind::Counter), ["jobs", "jobs_total"]);
+/// assert_eq!(sample_names("t", InstrumentKind::Histogram), ["t", "t_bucket", "t_sum", "t_count"]);
+/// ```
+pub fn sample_names(family: &str, kind: InstrumentKind) -> Vec<String> {
+    let mut names = vec![family.to_string()];
+    match kind {
+        InstrumentKind::Counter => match family.strip_suffix("_total") {
+            Some(stem) => names.push(stem.to_string()),
+            None => names.push(format!("{family}_total")),
+        },
+        InstrumentKind::Gauge => {}
+        InstrumentKind::Histogram => {
+            for suffix in ["_bucket", "_sum", "_count"] {
+                names.push(format!("{family}{suffix}"));
+            }
+        }
+    }
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +201,18 @@ mod tests {
                 "gym_verify_completed_total",
                 "gym_verify_succeeded_total",
             ]
+        );
+    }
+
+    #[test]
+    fn sample_names_hold_every_name_a_family_writes_in_either_format() {
+        use InstrumentKind::{Counter, Gauge, Histogram};
+        assert_eq!(sample_names("a_total", Counter), ["a_total", "a"]);
+        assert_eq!(sample_names("a", Counter), ["a", "a_total"]);
+        assert_eq!(sample_names("g", Gauge), ["g"]);
+        assert_eq!(
+            sample_names("h", Histogram),
+            ["h", "h_bucket", "h_sum", "h_count"]
         );
     }
 

@@ -90,6 +90,8 @@ pub struct OtelBuilder {
     /// The `metrics` facade bridge's options, if asked for.
     #[cfg(feature = "metrics-facade")]
     metrics_facade: Option<gym_metrics_api::metrics_facade::MetricsFacade>,
+    /// `with_process_metrics`.
+    process_metrics: bool,
 }
 
 impl Default for OtelBuilder {
@@ -130,6 +132,7 @@ impl OtelBuilder {
             gym: GymEnv::default(),
             #[cfg(feature = "metrics-facade")]
             metrics_facade: None,
+            process_metrics: false,
         }
     }
 
@@ -469,6 +472,48 @@ impl OtelBuilder {
         self
     }
 
+    /// Also export this process's own resource use (Linux; elsewhere this
+    /// logs once that it has no effect), as OpenTelemetry's `process.*`
+    /// semantic conventions on our meter, observed at each collection:
+    ///
+    /// | instrument | kind | unit | attributes |
+    /// |---|---|---|---|
+    /// | `process.cpu.time` | counter | `s` | `cpu.mode` = `user`, `system` |
+    /// | `process.memory.usage` | up-down counter | `By` (resident) | |
+    /// | `process.memory.virtual` | up-down counter | `By` | |
+    /// | `process.thread.count` | up-down counter | `{thread}` | |
+    /// | `process.unix.file_descriptor.count` | up-down counter | `{file_descriptor}` | |
+    /// | `process.uptime` | gauge | `s` | |
+    ///
+    /// The Prometheus backend's `process_max_fds` has no convention and no
+    /// instrument here; its `process_start_time_seconds` is
+    /// `process.uptime` here. Values come from `/proc` through the `procfs`
+    /// crate (see [`gym_metrics_api::process_metrics`]).
+    ///
+    /// ```
+    /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
+    /// let out = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    /// # #[derive(Clone)] struct W(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    /// # impl std::io::Write for W {
+    /// #     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> { self.0.lock().unwrap().extend_from_slice(b); Ok(b.len()) }
+    /// #     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
+    /// # }
+    /// let (_recorder, guard) = OtelBuilder::new()
+    ///     .exporter(MetricsExporter::Console)
+    ///     .console_writer(W(out.clone()))
+    ///     .with_process_metrics()
+    ///     .build()?;
+    /// guard.shutdown()?; // one export, with the process instruments
+    /// let json = String::from_utf8(out.lock().unwrap().clone())?;
+    /// # #[cfg(target_os = "linux")]
+    /// assert!(json.contains(r#""name":"process.unix.file_descriptor.count""#), "{json}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_process_metrics(mut self) -> Self {
+        self.process_metrics = true;
+        self
+    }
+
     // ---- OTLP over TLS (issue 17) ----
 
     /// A PEM CA bundle to verify the collector's certificate with, instead
@@ -642,6 +687,9 @@ impl OtelBuilder {
             provider
         };
         let provider = meter_provider(resource, self.histogram_aggregation, export, views)?;
+        if self.process_metrics && gym_metrics_api::process_metrics::available("gym-metrics-otel") {
+            crate::process_instruments::register(&crate::recorder::gym_meter(&provider));
+        }
         let recorder = OtelRecorder::new(&provider, self.role, &self.boundaries)
             .with_span_groups(self.gym.span_groups());
         let guard = OtelGuard::new(Some(provider.clone()), self.shutdown_timeout);
@@ -725,7 +773,8 @@ impl fmt::Debug for OtelBuilder {
             .field("resource_attributes", &self.resource_attributes)
             .field("console_writer", &self.console_writer)
             .field("tls", &self.tls)
-            .field("gym", &self.gym);
+            .field("gym", &self.gym)
+            .field("process_metrics", &self.process_metrics);
         #[cfg(feature = "metrics-facade")]
         f.field("metrics_facade", &self.metrics_facade);
         f.finish()

@@ -54,6 +54,7 @@ mod key_values;
 mod meter_provider;
 #[cfg(feature = "metrics-facade")]
 mod metrics_bridge;
+mod process_instruments;
 mod protocol;
 mod recorder;
 mod resource;

@@ -63,10 +63,7 @@ pub struct OtelRecorder {
 impl OtelRecorder {
     /// Creates the instruments on `provider`'s `gym-metrics` meter.
     pub(crate) fn new(provider: &SdkMeterProvider, role: Role, boundaries: &Boundaries) -> Self {
-        let scope = InstrumentationScope::builder(SCOPE_NAME)
-            .with_version(SCOPE_VERSION)
-            .build();
-        let meter = provider.meter_with_scope(scope);
+        let meter = gym_meter(provider);
         let tally = Arc::new(VerifyTally::new());
         register_tally_instruments(&meter, &tally);
         let servers_active = role.writes_fleet_size().then(|| {
@@ -100,6 +97,15 @@ impl OtelRecorder {
         self.span_groups = groups;
         self
     }
+}
+
+/// `provider`'s `gym-metrics` meter (our scope and version), on which every
+/// instrument of ours lives.
+pub(crate) fn gym_meter(provider: &SdkMeterProvider) -> Meter {
+    let scope = InstrumentationScope::builder(SCOPE_NAME)
+        .with_version(SCOPE_VERSION)
+        .build();
+    provider.meter_with_scope(scope)
 }
 
 fn histogram(

@@ -46,6 +46,9 @@ pub struct PrometheusBuilder {
     metrics_facade: Option<gym_metrics_api::metrics_facade::MetricsFacade>,
     web_config_file: Option<std::path::PathBuf>,
     gym: GymEnv,
+    process_metrics: bool,
+    #[cfg(feature = "prometheus-registry")]
+    registry: Option<prometheus::Registry>,
 }
 
 impl Default for PrometheusBuilder {
@@ -76,6 +79,9 @@ impl PrometheusBuilder {
             metrics_facade: None,
             web_config_file: None,
             gym: GymEnv::default(),
+            process_metrics: false,
+            #[cfg(feature = "prometheus-registry")]
+            registry: None,
         }
     }
 
@@ -276,6 +282,82 @@ impl PrometheusBuilder {
         self
     }
 
+    /// Also export this process's own resource use, read at each scrape
+    /// (Linux; elsewhere this logs once that it has no effect), under the
+    /// Prometheus client libraries' names, HELP and types, without labels:
+    ///
+    /// | family | TYPE | value |
+    /// |---|---|---|
+    /// | `process_cpu_seconds_total` | counter | user + system CPU seconds |
+    /// | `process_resident_memory_bytes` | gauge | resident set size |
+    /// | `process_virtual_memory_bytes` | gauge | virtual memory size |
+    /// | `process_open_fds` | gauge | open file descriptors |
+    /// | `process_max_fds` | gauge | `RLIMIT_NOFILE` soft limit (absent while unlimited) |
+    /// | `process_threads` | gauge | OS threads |
+    /// | `process_start_time_seconds` | gauge | start time, seconds since the Unix epoch |
+    ///
+    /// They are families of the one exposition (both formats, gzip, the
+    /// collector) written after the gym families in name order; a bridged
+    /// `metrics` name that meets one is refused as for any of ours. The
+    /// values come from `/proc` through the `procfs` crate (see
+    /// [`gym_metrics_api::process_metrics`] for why not `metrics-process`).
+    ///
+    /// ```
+    /// let (_r, handle) = gym_metrics_prom::PrometheusBuilder::new().with_process_metrics().build()?;
+    /// let text = handle.render();
+    /// # #[cfg(target_os = "linux")]
+    /// assert!(text.contains("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total "));
+    /// # #[cfg(target_os = "linux")]
+    /// assert!(text.contains("\nprocess_open_fds "));
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn with_process_metrics(mut self) -> Self {
+        self.process_metrics = true;
+        self
+    }
+
+    /// Also serve the application's own `prometheus::Registry` (feature
+    /// `prometheus-registry`) in the same exposition, after ours (and after
+    /// the `metrics` bridge's families): `gather()` is called at each scrape
+    /// and its families are written by this crate's one writer, so they get
+    /// the same content negotiation (text 0.0.4 or OpenMetrics), gzip and
+    /// web configuration. Counters, gauges and histograms are served;
+    /// summaries, untyped families and sample timestamps are left out
+    /// (logged once). A family that meets one of ours (`target_info`,
+    /// `gym_*`, `http_server_*`, `process_*` with
+    /// [`PrometheusBuilder::with_process_metrics`]) is refused: by
+    /// `build`/`install` with [`BuildError::RegistryClash`] if registered
+    /// by then, else left out of every scrape, logged once.
+    ///
+    /// A `prometheus-client` registry is not supported: that crate offers
+    /// only its own text encoder, which would be a second renderer (or its
+    /// text parsed back); serve its `encode` output on a route of your own.
+    ///
+    /// ```
+    /// let registry = prometheus::Registry::new();
+    /// let jobs = prometheus::IntCounterVec::new(
+    ///     prometheus::Opts::new("sandbox_jobs_total", "Sandbox jobs run."), &["provider"])?;
+    /// registry.register(Box::new(jobs.clone()))?;
+    /// let (_r, handle) = gym_metrics_prom::PrometheusBuilder::new().with_registry(registry).build()?;
+    /// jobs.with_label_values(&["docker"]).inc_by(3);
+    /// let text = handle.render();
+    /// let expected = "# HELP sandbox_jobs_total Sandbox jobs run.\n\
+    ///     \x23 TYPE sandbox_jobs_total counter\n\
+    ///     sandbox_jobs_total{provider=\"docker\"} 3\n";
+    /// assert!(text.ends_with(expected), "{text}"); // after ours
+    ///
+    /// let clash = prometheus::Registry::new();
+    /// clash.register(Box::new(prometheus::Gauge::new("target_info", "mine")?))?;
+    /// let e = gym_metrics_prom::PrometheusBuilder::new().with_registry(clash).build().unwrap_err();
+    /// assert!(e.to_string().contains("\"target_info\""), "{e}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "prometheus-registry")]
+    pub fn with_registry(mut self, registry: prometheus::Registry) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+
     /// Serve `/metrics` as the web configuration file at `path` says (the
     /// format of Prometheus' exporter-toolkit, as node_exporter's
     /// `--web.config.file`): over TLS with `tls_server_config` (`cert_file`,
@@ -332,21 +414,34 @@ impl PrometheusBuilder {
             &self.gym,
         );
         let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries));
-        let families = Arc::new(Families::new(Arc::clone(&metrics), &resource));
+        let process =
+            self.process_metrics && gym_metrics_api::process_metrics::available("gym-metrics-prom");
+        let families = Arc::new(Families::new(Arc::clone(&metrics), &resource, process));
         let exposition = Exposition::new(Arc::clone(&families));
         let fleet_sd = metrics.fleet_sd.clone();
         #[cfg(feature = "metrics-facade")]
-        if let Some(options) = self.metrics_facade {
-            let (exposition, bridge) = crate::metrics_bridge::attach(options, exposition);
-            let handle = PrometheusHandle::new(exposition, fleet_sd).with_metrics_recorder(bridge);
-            return Ok((
-                PrometheusRecorder::new(metrics, self.gym.span_groups()),
-                handle,
-            ));
-        }
+        let (exposition, bridge) = match self.metrics_facade {
+            Some(options) => {
+                let (exposition, bridge) =
+                    crate::metrics_bridge::attach(options, &families, exposition);
+                (exposition, Some(bridge))
+            }
+            None => (exposition, None),
+        };
+        #[cfg(feature = "prometheus-registry")]
+        let exposition = match self.registry {
+            Some(registry) => crate::app_registry::attach(registry, &families, exposition)?,
+            None => exposition,
+        };
+        let handle = PrometheusHandle::new(exposition, fleet_sd);
+        #[cfg(feature = "metrics-facade")]
+        let handle = match bridge {
+            Some(bridge) => handle.with_metrics_recorder(bridge),
+            None => handle,
+        };
         Ok((
             PrometheusRecorder::new(metrics, self.gym.span_groups()),
-            PrometheusHandle::new(exposition, fleet_sd),
+            handle,
         ))
     }
 

@@ -104,6 +104,8 @@ fn metric_family(family: &Family, labels: &[LabelPair], sample: Sample<'_>) -> M
                 histogram(pairs, &family.bounds, counts, counts.count())
             })
             .collect(),
+        // Only an application registry's families, never in the built model.
+        Sample::Gathered(_) => Vec::new(),
     };
     let mut f = MetricFamily::default();
     f.set_name(family.name.clone());

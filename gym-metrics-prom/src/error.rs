@@ -45,6 +45,17 @@ pub enum BuildError {
     #[cfg(feature = "metrics-facade")]
     #[error("another `metrics` recorder is already installed in this process: drop with_metrics_facade() or the other recorder (e.g. metrics-exporter-prometheus); install one, once, at start-up")]
     MetricsRecorderTaken,
+    /// The application's `prometheus::Registry`
+    /// ([`crate::PrometheusBuilder::with_registry`]) holds a family whose
+    /// samples would meet one of ours in the exposition.
+    #[cfg(feature = "prometheus-registry")]
+    #[error("the application's prometheus::Registry has a family {family:?} that meets gym-metrics' family {ours:?} in /metrics: rename it (a `process_*` family from the prometheus crate's process collector: drop that collector or with_process_metrics(), one of them is enough)")]
+    RegistryClash {
+        /// The registry's family.
+        family: String,
+        /// Our family (or the sample name of a bridged `metrics` family) it meets.
+        ours: String,
+    },
     /// The web configuration file ([`crate::PrometheusBuilder::web_config_file`],
     /// `GYM_METRICS_WEB_CONFIG_FILE`) or a file it names cannot be used.
     #[cfg(feature = "web-config")]

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::appendix::Appendix;
-use crate::families::{Families, Family, Sample, Shape};
+use crate::families::{Families, Family, GatheredSeries, Kind, Sample, Shape};
 use crate::readings::HttpSeries;
 use crate::text_format::{label_set, push_count, push_label_pairs, TextFormat};
 
@@ -47,6 +47,12 @@ impl Exposition {
         self
     }
 
+    /// The sources written after ours so far, in order.
+    #[allow(dead_code)] // used by optional features only
+    pub(crate) fn appendices(&self) -> &[Arc<dyn Appendix>] {
+        &self.appendices
+    }
+
     /// The families this exposition writes (the collector's too).
     #[cfg(feature = "prometheus-collector")]
     pub(crate) fn families(&self) -> &Arc<Families> {
@@ -77,6 +83,32 @@ impl Exposition {
     }
 }
 
+/// Appends `family`, known only at scrape time (an application registry's),
+/// showing `series`: the same lines as ours, made for this scrape.
+#[allow(dead_code)] // used by optional features only
+pub(crate) fn write_gathered(
+    family: &Family,
+    series: &[GatheredSeries],
+    format: TextFormat,
+    out: &mut String,
+) {
+    Lines::new(family, format).write(format, Sample::Gathered(series), out);
+}
+
+/// The name `family`'s samples carry in `format`: in OpenMetrics a counter's
+/// end in `_total` (ours always do; an application registry's may not).
+fn sample_name(family: &Family, format: TextFormat) -> String {
+    let name = &family.name;
+    if format == TextFormat::OpenMetrics
+        && family.kind == Kind::Counter
+        && !name.ends_with("_total")
+    {
+        format!("{name}_total")
+    } else {
+        name.clone()
+    }
+}
+
 /// The constant text of one family in one format.
 #[derive(Debug)]
 enum Lines {
@@ -100,6 +132,8 @@ enum Lines {
     },
     /// [`Shape::HistogramSeries`].
     Series(SeriesLines),
+    /// [`Shape::ValueSeries`].
+    Values { header: String, name: String },
 }
 
 /// The constant text of a [`Shape::HistogramSeries`] family; a series
@@ -119,8 +153,8 @@ struct SeriesLines {
 
 impl Lines {
     fn new(family: &Family, format: TextFormat) -> Self {
-        let name = &family.name;
-        let header = format.header(name, family.help, family.kind);
+        let name = &sample_name(family, format);
+        let header = format.header(name, &family.help, family.kind);
         let labels = || family.labels.iter().map(|(n, v)| (n.as_str(), v.as_str()));
         let lines = match family.shape() {
             Shape::Single => Lines::Single {
@@ -160,6 +194,10 @@ impl Lines {
                     tail: format!("{pairs}}} "),
                 })
             }
+            Shape::ValueSeries => Lines::Values {
+                header,
+                name: name.clone(),
+            },
         };
         match family.constant() {
             Some(value) => {
@@ -211,35 +249,107 @@ impl Lines {
                 out.push('\n');
             }
             (Lines::Series(lines), Sample::Series(series)) => lines.write(format, series, out),
+            (Lines::Series(lines), Sample::Gathered(series)) => lines.write(format, series, out),
+            (Lines::Values { header, name }, Sample::Gathered(series)) => {
+                out.push_str(header);
+                for s in series {
+                    out.push_str(name);
+                    out.push_str(&label_set(
+                        s.labels.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+                    ));
+                    out.push(' ');
+                    format.push_value(out, s.value);
+                    out.push('\n');
+                }
+            }
             // A family's lines and its sample share its shape: not reached.
             _ => {}
         }
     }
 }
 
+/// One histogram series as [`SeriesLines`] writes it: ours (the HTTP
+/// histogram's) or an application registry's.
+trait HistogramSeriesView {
+    /// The series' own labels, before the family's.
+    fn label_pairs(&self) -> impl Iterator<Item = (&str, &str)> + '_;
+    /// Running totals per bound, then the `+Inf` one.
+    fn cumulative_counts(&self) -> impl Iterator<Item = u64> + '_;
+    fn sum(&self) -> f64;
+    fn count(&self) -> u64;
+}
+
+impl HistogramSeriesView for HttpSeries {
+    fn label_pairs(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        self.0.iter().copied()
+    }
+    fn cumulative_counts(&self) -> impl Iterator<Item = u64> + '_ {
+        self.1.cumulative_counts()
+    }
+    fn sum(&self) -> f64 {
+        self.1.sum
+    }
+    fn count(&self) -> u64 {
+        self.1.count()
+    }
+}
+
+impl HistogramSeriesView for GatheredSeries {
+    fn label_pairs(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        self.labels.iter().map(|(n, v)| (n.as_str(), v.as_str()))
+    }
+    fn cumulative_counts(&self) -> impl Iterator<Item = u64> + '_ {
+        self.cumulative.iter().copied()
+    }
+    fn sum(&self) -> f64 {
+        self.value
+    }
+    fn count(&self) -> u64 {
+        self.cumulative.last().copied().unwrap_or(0)
+    }
+}
+
 impl SeriesLines {
-    fn write(&self, format: TextFormat, series: &[HttpSeries], out: &mut String) {
+    fn write(&self, format: TextFormat, series: &[impl HistogramSeriesView], out: &mut String) {
         out.push_str(&self.header);
-        for (labels, counts) in series {
-            let labels = || labels.iter().copied();
-            for (tail, cumulative) in self.bucket_tails.iter().zip(counts.cumulative_counts()) {
+        for s in series {
+            for (tail, cumulative) in self.bucket_tails.iter().zip(s.cumulative_counts()) {
                 out.push_str(&self.bucket_name);
-                push_label_pairs(out, labels());
+                push_label_pairs(out, s.label_pairs());
                 out.push_str(tail);
                 push_count(out, cumulative);
                 out.push('\n');
             }
             out.push_str(&self.sum_name);
-            push_label_pairs(out, labels());
-            out.push_str(&self.tail);
-            format.push_value(out, counts.sum);
+            push_label_pairs(out, s.label_pairs());
+            self.close(out);
+            format.push_value(out, s.sum());
             out.push('\n');
             out.push_str(&self.count_name);
-            push_label_pairs(out, labels());
-            out.push_str(&self.tail);
-            push_count(out, counts.count());
+            push_label_pairs(out, s.label_pairs());
+            self.close(out);
+            push_count(out, s.count());
             out.push('\n');
         }
+    }
+
+    /// Closes a `_sum` or `_count` label set after the series' labels: a
+    /// family without labels of its own (an application registry's) drops
+    /// the series' last `,`, or the whole empty set, as `TextEncoder` does.
+    #[inline(always)]
+    fn close(&self, out: &mut String) {
+        if self.tail.starts_with('}') {
+            match out.pop() {
+                Some(',') => {}
+                Some('{') => {
+                    out.push(' ');
+                    return;
+                }
+                Some(c) => out.push(c),
+                None => {}
+            }
+        }
+        out.push_str(&self.tail);
     }
 }
 

@@ -14,6 +14,7 @@
 //! format carries a UNIT line, as that exporter writes none. Families are in
 //! name order, as the `prometheus` registry's `gather` sorts them.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use gym_metrics_api::backend::catalogue::{
@@ -26,6 +27,7 @@ use gym_metrics_api::backend::{
 };
 
 use crate::gym_metrics::GymMetrics;
+use crate::process_families::{ProcessFamily, ProcessValue, PROCESS_FAMILIES};
 use crate::readings::{HttpSeries, Readings};
 use crate::resource::Resource;
 use crate::scope::{SCOPE_NAME, SCOPE_VERSION};
@@ -79,6 +81,9 @@ pub(crate) enum Shape {
     /// Histogram series, one per attribute tuple; a series' attribute labels
     /// come before the family's own labels.
     HistogramSeries,
+    /// Counter or gauge series, one per label set (a family known only at
+    /// scrape time: an application registry's).
+    ValueSeries,
 }
 
 /// Where a family's value comes from.
@@ -93,6 +98,12 @@ enum Source {
     Succeeded,
     ServersActive,
     HttpServer,
+    /// A value of this process's own (`process_families.rs`).
+    Process(ProcessValue),
+    /// Series handed over with the family at scrape time
+    /// ([`Sample::Gathered`]): an application registry's.
+    #[allow(dead_code)] // made by optional features only
+    Gathered,
 }
 
 /// What a family shows in one scrape.
@@ -106,6 +117,22 @@ pub(crate) enum Sample<'r> {
     Histogram(&'r HistogramSnapshot, u64),
     /// The series of a [`Shape::HistogramSeries`] family, in `gather`'s order.
     Series(&'r [HttpSeries]),
+    /// The series of a family known only at scrape time, each with its own
+    /// labels (a [`Shape::ValueSeries`] or [`Shape::HistogramSeries`] family).
+    #[allow(dead_code)] // made by optional features only
+    Gathered(&'r [GatheredSeries]),
+}
+
+/// One series of a family known only at scrape time: its labels, and its
+/// value (a counter's or gauge's) or its histogram.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct GatheredSeries {
+    pub(crate) labels: Vec<(String, String)>,
+    /// A counter's or gauge's value; a histogram's sum.
+    pub(crate) value: f64,
+    /// A histogram's cumulative counts, one per bound and the `+Inf` one
+    /// (the count) last; empty otherwise.
+    pub(crate) cumulative: Vec<u64>,
 }
 
 /// One family: everything about it that does not change between scrapes.
@@ -113,7 +140,7 @@ pub(crate) enum Sample<'r> {
 pub(crate) struct Family {
     /// The family name (for a counter, with `_total`).
     pub(crate) name: String,
-    pub(crate) help: &'static str,
+    pub(crate) help: Cow<'static, str>,
     pub(crate) kind: Kind,
     /// The labels every sample carries, in order: the scope labels, or
     /// `target_info`'s resource labels.
@@ -127,7 +154,7 @@ impl Family {
     fn target_info(resource: &Resource) -> Self {
         Self {
             name: TARGET_INFO_FAMILY.to_string(),
-            help: TARGET_INFO_HELP,
+            help: Cow::Borrowed(TARGET_INFO_HELP),
             kind: Kind::Gauge,
             labels: resource.label_pairs(),
             bounds: Vec::new(),
@@ -138,7 +165,7 @@ impl Family {
     fn instrument(instrument: &Instrument, kind: Kind, source: Source) -> Self {
         Self {
             name: prometheus_name(instrument),
-            help: instrument.description,
+            help: Cow::Borrowed(instrument.description),
             kind,
             labels: SCOPE_LABELS
                 .iter()
@@ -149,10 +176,36 @@ impl Family {
         }
     }
 
+    /// A process family: no labels, as the Prometheus clients write them.
+    fn process(family: &ProcessFamily) -> Self {
+        Self {
+            name: family.name.to_string(),
+            help: Cow::Borrowed(family.help),
+            kind: family.kind,
+            labels: Vec::new(),
+            bounds: Vec::new(),
+            source: Source::Process(family.value),
+        }
+    }
+
     fn histogram(instrument: &Instrument, source: Source, bounds: &Boundaries) -> Self {
         Self {
             bounds: bounds.as_slice().to_vec(),
             ..Self::instrument(instrument, Kind::Histogram, source)
+        }
+    }
+
+    /// A family known only at scrape time, whose series come with it
+    /// ([`Sample::Gathered`]): no labels of its own, a histogram's `bounds`.
+    #[allow(dead_code)] // made by optional features only
+    pub(crate) fn gathered(name: String, help: String, kind: Kind, bounds: Vec<f64>) -> Self {
+        Self {
+            name,
+            help: Cow::Owned(help),
+            kind,
+            labels: Vec::new(),
+            bounds,
+            source: Source::Gathered,
         }
     }
 
@@ -161,6 +214,8 @@ impl Family {
         match self.source {
             Source::Rollouts | Source::Verifications => Shape::Histogram,
             Source::HttpServer => Shape::HistogramSeries,
+            Source::Gathered if self.kind == Kind::Histogram => Shape::HistogramSeries,
+            Source::Gathered => Shape::ValueSeries,
             _ => Shape::Single,
         }
     }
@@ -182,6 +237,9 @@ impl Family {
             Source::Succeeded => Some(Sample::Count(r.verify_counts.succeeded)),
             Source::ServersActive => r.servers_active.map(Sample::Count),
             Source::HttpServer => (!r.http.is_empty()).then_some(Sample::Series(&r.http)),
+            Source::Process(value) => value.sample(r.process.as_ref()?),
+            // Never in the built model: its series come with it at scrape time.
+            Source::Gathered => None,
         }
     }
 }
@@ -191,12 +249,15 @@ impl Family {
 pub(crate) struct Families {
     metrics: Arc<GymMetrics>,
     families: Vec<Family>,
+    /// Whether the process families are among them (read at each scrape).
+    process: bool,
 }
 
 impl Families {
     /// The families of `metrics`; `gym_servers_active` only if they hold a
-    /// fleet gauge (the role decided that when they were built).
-    pub(crate) fn new(metrics: Arc<GymMetrics>, resource: &Resource) -> Self {
+    /// fleet gauge (the role decided that when they were built); the process
+    /// families when `process`.
+    pub(crate) fn new(metrics: Arc<GymMetrics>, resource: &Resource, process: bool) -> Self {
         let m = &metrics;
         let mut families = vec![
             Family::target_info(resource),
@@ -226,8 +287,15 @@ impl Families {
                 Source::ServersActive,
             ));
         }
+        if process {
+            families.extend(PROCESS_FAMILIES.iter().map(Family::process));
+        }
         families.sort_by(|a, b| a.name.cmp(&b.name));
-        Self { metrics, families }
+        Self {
+            metrics,
+            families,
+            process,
+        }
     }
 
     /// The families, in name order.
@@ -237,7 +305,7 @@ impl Families {
 
     /// This instant's values of every family.
     pub(crate) fn read(&self) -> Readings {
-        Readings::take(&self.metrics)
+        Readings::take(&self.metrics, self.process)
     }
 }
 
@@ -248,6 +316,10 @@ mod tests {
     use super::*;
 
     fn families(role: Role) -> Families {
+        families_with(role, false)
+    }
+
+    fn families_with(role: Role, process: bool) -> Families {
         let resource = Resource::new(
             &role,
             None,
@@ -255,7 +327,7 @@ mod tests {
             &gym_metrics_api::backend::GymEnv::default(),
         );
         let metrics = Arc::new(GymMetrics::new(role, Boundaries::default()));
-        Families::new(metrics, &resource)
+        Families::new(metrics, &resource, process)
     }
 
     fn names(f: &Families) -> Vec<&str> {
@@ -282,6 +354,19 @@ mod tests {
         let mut expected = names(&orchestrator);
         expected.retain(|n| *n != "gym_servers_active");
         assert_eq!(names(&server), expected);
+    }
+
+    #[test]
+    fn process_families_sit_in_name_order_between_http_and_target_info() {
+        let f = families_with(Role::server("s-0", "agent"), true);
+        let all = names(&f);
+        let at = |n: &str| all.iter().position(|x| *x == n).unwrap();
+        assert!(at("http_server_request_duration_seconds") < at("process_cpu_seconds_total"));
+        assert!(at("process_virtual_memory_bytes") < at("target_info"));
+        assert_eq!(
+            all.len(),
+            names(&families(Role::server("s-0", "agent"))).len() + 7
+        );
     }
 
     #[test]

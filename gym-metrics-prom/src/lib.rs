@@ -77,6 +77,8 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+#[cfg(feature = "prometheus-registry")]
+mod app_registry;
 mod appendix;
 mod bucket_search;
 mod builder;
@@ -97,6 +99,7 @@ mod listen_address;
 #[cfg(feature = "metrics-facade")]
 mod metrics_bridge;
 mod nanos;
+mod process_families;
 mod readings;
 mod recorder;
 mod resource;

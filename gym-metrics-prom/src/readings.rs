@@ -2,6 +2,7 @@
 //! of a scrape show the same instant.
 
 use gym_metrics_api::backend::VerifyCounts;
+use gym_metrics_api::process_metrics::ProcessReading;
 
 use crate::fleet_gauge::FleetGauge;
 use crate::gym_metrics::GymMetrics;
@@ -25,11 +26,14 @@ pub(crate) struct Readings {
     pub(crate) servers_active: Option<u64>,
     /// HTTP series in label-value order.
     pub(crate) http: Vec<HttpSeries>,
+    /// This process's values, when the process families are on and `/proc`
+    /// could be read.
+    pub(crate) process: Option<ProcessReading>,
 }
 
 impl Readings {
-    /// Sums the shards of `m`.
-    pub(crate) fn take(m: &GymMetrics) -> Self {
+    /// Sums the shards of `m`, and reads the process's values if `process`.
+    pub(crate) fn take(m: &GymMetrics, process: bool) -> Self {
         let rollouts = m.rollout_duration.snapshot();
         // One pass over the verify shards gives the histogram, both counters
         // and the rate, all from the same instant.
@@ -58,6 +62,11 @@ impl Readings {
             verify_counts,
             servers_active: m.servers_active.as_ref().and_then(FleetGauge::get),
             http,
+            process: if process {
+                crate::process_families::read()
+            } else {
+                None
+            },
         }
     }
 }

@@ -316,3 +316,33 @@ fn hostile_names_and_labels_become_an_exposition_promtool_accepts() {
     expected.insert("_lan_vital_ms metric names should not contain abbreviated units".into());
     assert_eq!(findings, expected, "{text}");
 }
+
+#[test]
+fn with_process_metrics_the_process_family_names_are_ours_too() {
+    let bridged_process = |process: bool| {
+        let builder = PrometheusBuilder::new().with_metrics_facade(MetricsFacade::new());
+        let builder = if process {
+            builder.with_process_metrics()
+        } else {
+            builder
+        };
+        let (_recorder, handle) = builder.build().unwrap();
+        let bridge = handle.metrics_recorder().unwrap();
+        metrics::with_local_recorder(&bridge, || {
+            metrics::gauge!("process.open_fds").set(1.0);
+            metrics::counter!("process.cpu.seconds").increment(1); // process_cpu_seconds_total
+        });
+        (bridge.stats().refused, bridged_text(&handle))
+    };
+    let (refused, text) = bridged_process(false);
+    assert_eq!(refused, 0, "{text}");
+    assert!(
+        text.contains("\nprocess_open_fds{otel_scope_name=\"metrics\"} 1\n"),
+        "{text}"
+    );
+    if cfg!(target_os = "linux") {
+        let (refused, text) = bridged_process(true);
+        assert_eq!(refused, 2, "{text}");
+        assert!(text.is_empty(), "{text}");
+    }
+}

@@ -47,33 +47,7 @@ pub fn bridged_family_name(name: &str, unit: Option<&str>, kind: InstrumentKind)
     Some(family)
 }
 
-/// The sample names a family of `kind` called `family` writes, and in
-/// OpenMetrics the name a counter goes by (without `_total`): two families
-/// sharing one of these make an exposition Prometheus refuses.
-///
-/// ```
-/// use gym_metrics_api::backend::catalogue::InstrumentKind;
-/// use gym_metrics_api::metrics_facade::sample_names;
-/// assert_eq!(sample_names("jobs_total", InstrumentKind::Counter), ["jobs_total", "jobs"]);
-/// assert_eq!(sample_names("lat", InstrumentKind::Histogram), ["lat", "lat_bucket", "lat_sum", "lat_count"]);
-/// ```
-pub fn sample_names(family: &str, kind: InstrumentKind) -> Vec<String> {
-    let mut names = vec![family.to_string()];
-    match kind {
-        InstrumentKind::Counter => {
-            if let Some(stem) = family.strip_suffix("_total") {
-                names.push(stem.to_string());
-            }
-        }
-        InstrumentKind::Gauge => {}
-        InstrumentKind::Histogram => {
-            for suffix in ["_bucket", "_sum", "_count"] {
-                names.push(format!("{family}{suffix}"));
-            }
-        }
-    }
-    names
-}
+pub use crate::prometheus_naming::sample_names;
 
 /// The gym families every process of a fleet may write, by Prometheus name:
 /// `target_info`, the exported catalogue and `http.server.request.duration`.
@@ -193,6 +167,23 @@ impl FamilyNames {
         Self {
             taken,
             bridged: HashMap::new(),
+        }
+    }
+
+    /// Takes one more family that bridged names must not meet (one the
+    /// backend writes besides the gym families, e.g. process metrics).
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::catalogue::InstrumentKind;
+    /// let mut names = gym_metrics_api::metrics_facade::FamilyNames::new();
+    /// names.take("process_open_fds", InstrumentKind::Gauge);
+    /// assert!(names.claim("process.open.fds", None, InstrumentKind::Gauge).is_err());
+    /// ```
+    pub fn take(&mut self, family: &str, kind: InstrumentKind) {
+        for sample in sample_names(family, kind) {
+            self.taken
+                .entry(sample)
+                .or_insert_with(|| family.to_string());
         }
     }
 

@@ -27,6 +27,7 @@ use registry::Registry;
 
 use crate::error::BuildError;
 use crate::exposition::Exposition;
+use crate::families::Families;
 use crate::handle::PrometheusHandle;
 
 /// `exposition` with a bridge configured by `options` written after the
@@ -36,9 +37,13 @@ use crate::handle::PrometheusHandle;
 /// OpenTelemetry path and for every role.
 pub(crate) fn attach(
     options: MetricsFacade,
+    families: &Families,
     exposition: Exposition,
 ) -> (Exposition, MetricsBridgeRecorder) {
-    let registry = Arc::new(Registry::new(options));
+    // Every gym family is taken already; this process's others (process
+    // metrics, when on) too.
+    let ours = families.iter().map(|f| (f.name.as_str(), f.kind.instrument_kind()));
+    let registry = Arc::new(Registry::new(options, ours));
     let recorder = MetricsBridgeRecorder::new(Arc::clone(&registry));
     (exposition.with_appendix(registry), recorder)
 }

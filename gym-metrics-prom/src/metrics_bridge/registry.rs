@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
+use gym_metrics_api::backend::catalogue::InstrumentKind;
 use gym_metrics_api::metrics_facade::{ucum_unit, FamilyNames, MetricsFacade, NameRefused};
 use metrics::{Key, KeyName, SharedString, Unit};
 
@@ -90,11 +91,18 @@ impl Registry {
     /// An empty bridge beside the gym families (every one of the fleet's,
     /// whatever this process's role: [`FamilyNames::new`]): no bridged
     /// family may write a sample name of theirs.
-    pub(crate) fn new(options: MetricsFacade) -> Self {
+    pub(crate) fn new<'a>(
+        options: MetricsFacade,
+        ours: impl IntoIterator<Item = (&'a str, InstrumentKind)>,
+    ) -> Self {
+        let mut state = State::default();
+        for (family, kind) in ours {
+            state.names.take(family, kind);
+        }
         Self {
             options,
             cache: RwLock::default(),
-            state: Mutex::new(State::default()),
+            state: Mutex::new(state),
             overflowed: AtomicU64::new(0),
             refused: AtomicU64::new(0),
         }

@@ -2,6 +2,9 @@
 //! each series' labels, then `otel_scope_name="metrics"`, as OpenTelemetry's
 //! exporter writes a series of the `metrics` scope; the overflow series last.
 
+use std::collections::HashSet;
+
+use gym_metrics_api::backend::sample_names;
 use super::registry::{AnySeries, BridgedFamily, Registry};
 use crate::appendix::Appendix;
 use crate::text_format::{push_count, push_label_pairs, TextFormat};
@@ -20,6 +23,16 @@ impl Appendix for Registry {
                 write_family(name, family, format, out);
             }
         });
+    }
+
+    /// The sample names of every bridged family.
+    fn taken_names(&self) -> HashSet<String> {
+        self.with_families(|families| {
+            families
+                .iter()
+                .flat_map(|(name, family)| sample_names(name, family.kind.instrument_kind()))
+                .collect()
+        })
     }
 }
 

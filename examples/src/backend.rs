@@ -212,7 +212,10 @@ mod imp {
         final_scrape_wait: Duration,
         web_config: Option<&Path>,
     ) -> Result<PrometheusBuilder, ConfigError> {
-        let mut builder = PrometheusBuilder::from_env()?.with_http_listener(metrics_addr);
+        let mut builder = PrometheusBuilder::from_env()?
+            .with_http_listener(metrics_addr)
+            .with_metrics_facade(gym_metrics_api::metrics_facade::MetricsFacade::new())
+            .with_process_metrics();
         if let Some(file) = web_config {
             builder = builder.web_config_file(file);
         }
@@ -305,7 +308,9 @@ mod imp {
         if let Some(file) = web_config {
             return Err(no_web_config(file));
         }
-        Ok(OtelBuilder::from_env()?)
+        Ok(OtelBuilder::from_env()?
+            .with_metrics_facade(gym_metrics_api::metrics_facade::MetricsFacade::new())
+            .with_process_metrics())
     }
 
     pub use super::unscraped::{child_env, metrics_addr, reader, scheme, scrape_security};

@@ -228,13 +228,13 @@ fn names(samples: &[Sample]) -> BTreeSet<String> {
         .collect()
 }
 
-/// The gym and HTTP series of the process at `instance` that have recorded
+/// The gym, HTTP, process and fleet series of the process at `instance` that have recorded
 /// something (a value above 0), by name: our processes export the verify
 /// counters from the start, at 0, where they verified nothing.
 fn exported(vm: &VictoriaMetrics, instance: &str) -> BTreeSet<String> {
     names(
         &vm.query(&format!(
-            "{{__name__=~\"gym_.*|http_server_.*\", instance=\"{instance}\"}} > 0"
+            "{{__name__=~\"gym_.*|http_server_.*|process_.*|fleet_.*\", instance=\"{instance}\"}} > 0"
         ))
         .unwrap_or_else(|e| panic!("{e}")),
     )
@@ -247,6 +247,8 @@ fn reads(expr: &str) -> BTreeSet<String> {
         .filter(|t| {
             t.starts_with("gym_")
                 || t.starts_with("http_server_")
+                || t.starts_with("process_")
+                || t.starts_with("fleet_")
                 || t == "target_info"
                 || t == "up"
         })

@@ -238,6 +238,10 @@ async fn verify(req: Request<Incoming>, state: &State) -> Response<Full<Bytes>> 
     json(answer.status, answer.body)
 }
 
+/// The `metrics` counter of verification outcomes, by `reason`
+/// (`fleet_verify_outcomes_total{reason=...}` on both paths).
+pub const OUTCOMES: &str = "fleet.verify.outcomes";
+
 async fn verify_task(task: &Task, state: &State, timer: &mut VerifyTimer) -> Answer {
     // Drawn from the task, not from the arrival order: with `--seed` a task
     // gets the same verdict on any server, whatever the timing.
@@ -246,6 +250,9 @@ async fn verify_task(task: &Task, state: &State, timer: &mut VerifyTimer) -> Ans
         &state.simulation,
     );
     tokio::time::sleep(work).await;
+    // A second, attributed instrument through the `metrics` facade, as a
+    // server's own code would record it: the outcome, by a bounded reason.
+    metrics::counter!(OUTCOMES, "reason" => outcome.reason()).increment(1);
     match outcome {
         Outcome::HandlerError => Answer::error(
             StatusCode::INTERNAL_SERVER_ERROR,

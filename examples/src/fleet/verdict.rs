@@ -16,6 +16,18 @@ pub enum Outcome {
     HandlerError,
 }
 
+impl Outcome {
+    /// The bounded `reason` label it is counted under: `passed`, `failed`
+    /// or `verifier_error`.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Outcome::Pass => "passed",
+            Outcome::Fail => "failed",
+            Outcome::HandlerError => "verifier_error",
+        }
+    }
+}
+
 /// Draws the work time and outcome of one verification: `pass_ratio` of them
 /// pass, `error_ratio` error, the rest fail.
 pub fn draw(rng: &mut Rng, sim: &Simulation) -> (Duration, Outcome) {

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use gym_metrics_api::backend::Recorder;
 use gym_metrics_api::Role;
 use gym_metrics_prom::PrometheusBuilder;
-use gym_testkit::{promtool_check_metrics, require, Tool};
+use gym_testkit::{contract_findings, promtool_check_metrics, require, Tool};
 
 #[test]
 fn only_the_millisecond_name_findings() {
@@ -28,17 +28,6 @@ fn only_the_millisecond_name_findings() {
         .unwrap()
         .into_iter()
         .collect();
-    let mut expected = BTreeSet::new();
-    for name in [
-        "gym_rollout_duration_ms_milliseconds",
-        "gym_verify_duration_ms_milliseconds",
-    ] {
-        expected.insert(format!(
-            "{name} metric names should not contain abbreviated units"
-        ));
-        expected.insert(format!(
-            "{name} use base unit \"seconds\" instead of \"milliseconds\""
-        ));
-    }
+    let expected = contract_findings();
     assert_eq!(findings, expected);
 }

@@ -5,6 +5,32 @@ use std::process::{Command, Stdio};
 
 use crate::tool::{tool_path, Tool};
 
+/// What `promtool check metrics` says of the contract's own names, whatever
+/// else an exposition holds: `gym.rollout.duration_ms` and
+/// `gym.verify.duration_ms` are milliseconds by the contract, and promtool
+/// wants base units without abbreviations.
+///
+/// ```
+/// let known = gym_testkit::contract_findings();
+/// assert_eq!(known.len(), 4);
+/// assert!(known.contains("gym_verify_duration_ms_milliseconds metric names should not contain abbreviated units"));
+/// ```
+pub fn contract_findings() -> std::collections::BTreeSet<String> {
+    let mut known = std::collections::BTreeSet::new();
+    for name in [
+        "gym_rollout_duration_ms_milliseconds",
+        "gym_verify_duration_ms_milliseconds",
+    ] {
+        known.insert(format!(
+            "{name} metric names should not contain abbreviated units"
+        ));
+        known.insert(format!(
+            "{name} use base unit \"seconds\" instead of \"milliseconds\""
+        ));
+    }
+    known
+}
+
 /// promtool check metrics on the given exposition text: returns promtool's findings
 /// (lines; empty when the text is clean), or `Err` if promtool could not run.
 pub fn promtool_check_metrics(exposition: &str) -> Result<Vec<String>, String> {

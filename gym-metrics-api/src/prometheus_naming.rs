@@ -16,7 +16,6 @@ use crate::catalogue::{Instrument, InstrumentKind};
 /// ```
 pub const TARGET_INFO_FAMILY: &str = "target_info";
 
-
 /// The Prometheus family name OpenTelemetry's exporter gives `instrument`.
 ///
 /// ```

@@ -42,7 +42,9 @@ pub(crate) fn attach(
 ) -> (Exposition, MetricsBridgeRecorder) {
     // Every gym family is taken already; this process's others (process
     // metrics, when on) too.
-    let ours = families.iter().map(|f| (f.name.as_str(), f.kind.instrument_kind()));
+    let ours = families
+        .iter()
+        .map(|f| (f.name.as_str(), f.kind.instrument_kind()));
     let registry = Arc::new(Registry::new(options, ours));
     let recorder = MetricsBridgeRecorder::new(Arc::clone(&registry));
     (exposition.with_appendix(registry), recorder)

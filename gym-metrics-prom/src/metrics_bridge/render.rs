@@ -4,10 +4,10 @@
 
 use std::collections::HashSet;
 
-use gym_metrics_api::backend::sample_names;
 use super::registry::{AnySeries, BridgedFamily, Registry};
 use crate::appendix::Appendix;
 use crate::text_format::{push_count, push_label_pairs, TextFormat};
+use gym_metrics_api::backend::sample_names;
 
 /// The instrumentation scope of every bridged series.
 pub(crate) const SCOPE: (&str, &str) = ("otel_scope_name", "metrics");

@@ -48,7 +48,7 @@ pub use http::{http_get, http_post, Response};
 pub use http_server::{send_mix, send_raw, serve_layered, MIX, ROUTES};
 pub use port::{free_port, free_port_block};
 pub use prometheus::Prometheus;
-pub use promtool::promtool_check_metrics;
+pub use promtool::{contract_findings, promtool_check_metrics};
 pub use rotel::Rotel;
 pub use sample::Sample;
 pub use temp_dir::TempDir;

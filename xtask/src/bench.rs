@@ -83,7 +83,7 @@ fn counts(release: &Path, noop_loop: &Path, out: &Path) -> Vec<Count> {
             Some("prom"),
         ),
     ] {
-        for mode in ["empty", "duration", "rollout", "verify"] {
+        for mode in ["empty", "duration", "rollout", "verify", "metrics"] {
             eprintln!("==> bench: callgrind {build} {mode}");
             counts.push(Count {
                 build,

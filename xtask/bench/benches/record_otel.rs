@@ -32,6 +32,23 @@ fn main() {
         .export_interval(Duration::from_secs(3600))
         .build()
         .expect("building the direct otel recorder");
+    // The `metrics` facade bridged into the same pipeline: handles
+    // registered once, then recorded (the bridge used locally, not installed).
+    let (bridge_recorder, bridge_guard) = OtelBuilder::new()
+        .exporter(MetricsExporter::Console)
+        .console_writer(std::io::sink())
+        .export_interval(Duration::from_secs(3600))
+        .with_metrics_facade(gym_metrics_api::metrics_facade::MetricsFacade::new())
+        .build()
+        .expect("building the bridged otel recorder");
+    let bridge = bridge_guard
+        .metrics_recorder()
+        .expect("the bridge asked for");
+    drop(bridge_recorder);
+    let metadata = metrics::Metadata::new(module_path!(), metrics::Level::INFO, None);
+    let key = metrics::Key::from_static_name("rollout_duration_ms");
+    let bridge_histogram = metrics::Recorder::register_histogram(&bridge, &key, &metadata);
+    let bridge_counter = metrics::Recorder::register_counter(&bridge, &key, &metadata);
     let (_otel_provider, otel) = peers::otel_sdk_histogram();
     // A control: a second bare SDK instrument, built the same way. How far
     // it lands from the first is how far apart two identical SDK
@@ -59,6 +76,12 @@ fn main() {
                 otel.record(v as f64, &[])
             });
             t.run(CONTROL, |v| control.record(v as f64, &[]));
+            t.run("gym-metrics-otel metrics bridge Histogram::record", |v| {
+                bridge_histogram.record(v as f64)
+            });
+            t.run("gym-metrics-otel metrics bridge Counter::increment", |v| {
+                bridge_counter.increment(v)
+            });
         });
         out.set(&format!("threads_{threads}"), rows);
     }
@@ -67,5 +90,8 @@ fn main() {
     direct_guard
         .shutdown()
         .expect("shutting the direct otel recorder down");
+    bridge_guard
+        .shutdown()
+        .expect("shutting the bridged otel recorder down");
     out.write().expect("writing the record_otel figures");
 }

@@ -364,6 +364,18 @@ fn targets(r: &Results) -> Vec<Target> {
             met: per_call.map(|p| p <= 4.0),
         });
     }
+    let (none, noop) = (
+        r.count("nothing installed", "metrics"),
+        r.count("noop backend", "metrics"),
+    );
+    t.push(Target {
+        what: "noop backend: a `metrics::counter!` increment costs what `metrics` costs with no recorder (the loop's instructions = with nothing installed)",
+        measured: match (noop, none) {
+            (Some(n), Some(e)) => format!("{n} vs {e}"),
+            _ => "n/a".into(),
+        },
+        met: noop.zip(none).map(|(n, e)| n == e),
+    });
     for rss in &r.rss {
         let (what, measured, met) = match &rss.figures {
             Ok((small, large, n)) => (

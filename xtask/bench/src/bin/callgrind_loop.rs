@@ -1,6 +1,6 @@
 //! A loop of N record calls for callgrind to count instructions in.
 //!
-//! `callgrind_loop <empty|duration|rollout|verify> [N] [prom]`: `cargo xtask bench`
+//! `callgrind_loop <empty|duration|rollout|verify|metrics> [N] [prom]`: `cargo xtask bench`
 //! runs it under `valgrind --tool=callgrind --toggle-collect=gym_bench_<mode>_loop`,
 //! so only the loop's own instructions count. Built normally nothing is
 //! installed (the facade's load and branch), or with a third argument `prom`
@@ -36,6 +36,17 @@ pub fn gym_bench_duration_loop(n: u64) {
     }
 }
 
+/// A `metrics::counter!` increment N times: with no `metrics` recorder in
+/// the process (nothing installed, or the noop backend, which installs
+/// none), what the `metrics` crate itself costs with no recorder.
+#[no_mangle]
+#[inline(never)]
+pub fn gym_bench_metrics_loop(n: u64) {
+    for i in 0..n {
+        metrics::counter!("app.jobs.done").increment(black_box(i));
+    }
+}
+
 /// `record_rollout_duration` N times.
 #[no_mangle]
 #[inline(never)]
@@ -60,7 +71,7 @@ fn main() -> ExitCode {
         None => 1_000_000,
         Some(Ok(n)) => n,
         Some(Err(_)) => {
-            eprintln!("usage: callgrind_loop <empty|duration|rollout|verify> [N] [prom]");
+            eprintln!("usage: callgrind_loop <empty|duration|rollout|verify|metrics> [N] [prom]");
             return ExitCode::from(2);
         }
     };
@@ -106,10 +117,11 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("empty") => gym_bench_empty_loop(n),
         Some("duration") => gym_bench_duration_loop(n),
+        Some("metrics") => gym_bench_metrics_loop(n),
         Some("rollout") => gym_bench_rollout_loop(n),
         Some("verify") => gym_bench_verify_loop(n),
         _ => {
-            eprintln!("usage: callgrind_loop <empty|duration|rollout|verify> [N] [prom]");
+            eprintln!("usage: callgrind_loop <empty|duration|rollout|verify|metrics> [N] [prom]");
             return ExitCode::from(2);
         }
     }

@@ -61,7 +61,12 @@ fn plausible(name: &str, value: f64) -> bool {
     let always_some = ["memory", "fd", "thread", "descriptor"]
         .iter()
         .any(|w| name.contains(w));
-    value.is_finite() && if always_some { value > 0.0 } else { value >= 0.0 }
+    value.is_finite()
+        && if always_some {
+            value > 0.0
+        } else {
+            value >= 0.0
+        }
 }
 
 /// Labels that say where a series came from, not what the instrument records.

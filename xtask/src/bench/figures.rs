@@ -76,8 +76,25 @@ pub struct Row {
     pub high_ns: Option<f64>,
 }
 
-/// The peers of the record-path table (every row that is neither ours nor
-/// the empty loop).
+/// The peers of the record-path table: every histogram record that is
+/// neither ours nor the empty loop.
 pub fn is_peer(name: &str) -> bool {
-    !name.starts_with("gym-metrics") && !name.starts_with("empty")
+    // A counter increment (the `metrics` bridges' rows) is no histogram
+    // record: it is compared with its own kind in its row, not a peer of ours.
+    !name.starts_with("gym-metrics") && !name.starts_with("empty") && !name.contains("Counter::")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peers_are_other_libraries_histogram_records() {
+        assert!(is_peer("prometheus-client 0.26 Histogram::observe"));
+        assert!(!is_peer(
+            "metrics 0.24 (exporter-prometheus) Counter::increment"
+        ));
+        assert!(!is_peer("gym-metrics-prom record_rollout_duration"));
+        assert!(!is_peer("empty loop"));
+    }
 }

@@ -369,12 +369,12 @@ fn targets(r: &Results) -> Vec<Target> {
         r.count("noop backend", "metrics"),
     );
     t.push(Target {
-        what: "noop backend: a `metrics::counter!` increment costs what `metrics` costs with no recorder (the loop's instructions = with nothing installed)",
+        what: "noop backend: a `metrics::counter!` increment costs no more than `metrics` with no recorder (the loop's instructions ≤ with nothing installed, where a recorder could still be set)",
         measured: match (noop, none) {
             (Some(n), Some(e)) => format!("{n} vs {e}"),
             _ => "n/a".into(),
         },
-        met: noop.zip(none).map(|(n, e)| n == e),
+        met: noop.zip(none).map(|(n, e)| n <= e),
     });
     for rss in &r.rss {
         let (what, measured, met) = match &rss.figures {

@@ -84,7 +84,11 @@ mod tests {
         let mut seen = BTreeSet::from([port]);
         for _ in 0..200 {
             let p = free_port();
-            assert!(!block.contains(&p), "{p} is in the block {base}..{}", base + 8);
+            assert!(
+                !block.contains(&p),
+                "{p} is in the block {base}..{}",
+                base + 8
+            );
             assert!(seen.insert(p), "{p} handed out twice");
         }
     }

@@ -47,8 +47,11 @@ fn main() {
     drop(bridge_recorder);
     let metadata = metrics::Metadata::new(module_path!(), metrics::Level::INFO, None);
     let key = metrics::Key::from_static_name("rollout_duration_ms");
+    // A counter of its own name: under the histogram's, its family would
+    // meet the histogram's and the bridge would hand out a no-op handle.
+    let counter_key = metrics::Key::from_static_name("jobs.done");
     let bridge_histogram = metrics::Recorder::register_histogram(&bridge, &key, &metadata);
-    let bridge_counter = metrics::Recorder::register_counter(&bridge, &key, &metadata);
+    let bridge_counter = metrics::Recorder::register_counter(&bridge, &counter_key, &metadata);
     let (_otel_provider, otel) = peers::otel_sdk_histogram();
     // A control: a second bare SDK instrument, built the same way. How far
     // it lands from the first is how far apart two identical SDK
@@ -90,6 +93,8 @@ fn main() {
     direct_guard
         .shutdown()
         .expect("shutting the direct otel recorder down");
+    // The bridge's rows timed real handles, not refused (no-op) ones.
+    assert_eq!(bridge.stats().refused, 0, "a bridged handle was refused");
     bridge_guard
         .shutdown()
         .expect("shutting the bridged otel recorder down");

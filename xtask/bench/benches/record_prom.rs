@@ -39,9 +39,12 @@ fn main() {
         .expect("the bridge was asked for");
     let metadata = metrics::Metadata::new(module_path!(), metrics::Level::INFO, None);
     let key = metrics::Key::from_static_name("rollout_duration_ms");
+    // A counter of its own name: under the histogram's, its family would
+    // meet the histogram's and the bridge would hand out a no-op handle.
+    let counter_key = metrics::Key::from_static_name("jobs.done");
     let bridge_histogram = bridge.register_histogram(&key, &metadata);
-    let bridge_counter = bridge.register_counter(&key, &metadata);
-    let peer_counter = metrics_recorder.register_counter(&key, &metadata);
+    let bridge_counter = bridge.register_counter(&counter_key, &metadata);
+    let peer_counter = metrics_recorder.register_counter(&counter_key, &metadata);
     let (_otel_provider, otel) = peers::otel_sdk_histogram();
 
     let mut out = Output::new("record_prom");
@@ -101,6 +104,13 @@ fn main() {
         prometheus.get_sample_count(),
         observed,
         "prometheus counts every observation made"
+    );
+    // The bridge's rows timed real handles, not refused (no-op) ones.
+    assert_eq!(bridge.stats().refused, 0, "a bridged handle was refused");
+    let bridged = bridge_handle.render();
+    assert!(
+        bridged.contains("\njobs_done_total{") && bridged.contains("\nrollout_duration_ms_count{"),
+        "the bridge's handles recorded: {bridged}"
     );
     out.write().expect("writing the record_prom figures");
 }

@@ -35,7 +35,12 @@ pub fn free_port() -> u16 {
 }
 
 /// A port `base` such that `base..base + n` are all free on `127.0.0.1` right
-/// now (a fleet takes consecutive ports), below 65,000.
+/// now (a fleet takes consecutive ports), chosen below the kernel's
+/// ephemeral range (`net.ipv4.ip_local_port_range`) where there is room:
+/// a port in that range may be handed by the kernel to any port-0 listener
+/// (a resources server's `/verify`) or outgoing connection before the
+/// fleet's later children bind it, which once crashed one agent of a
+/// 201-process fleet with "Address already in use".
 ///
 /// ```
 /// let base = gym_testkit::free_port_block(3);
@@ -43,16 +48,27 @@ pub fn free_port() -> u16 {
 /// ```
 ///
 /// # Panics
-/// No such block was found in 100 tries.
+/// No such block was found in 200 tries.
 pub fn free_port_block(n: u16) -> u16 {
-    for _ in 0..100 {
-        let base = free_port();
+    let (low, _) = ephemeral_range();
+    let room = low.saturating_sub(BELOW_EPHEMERAL_FROM).saturating_sub(n);
+    let mut seed = seed();
+    for attempt in 0..200 {
+        // `from_free_port`: the base was just handed out, to this block.
+        let (base, from_free_port) = if room > 0 && attempt < 100 {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let offset = u16::try_from((seed >> 33) % u64::from(room)).unwrap_or(0);
+            (BELOW_EPHEMERAL_FROM + offset, false)
+        } else {
+            // No room below the range (or none found there): any free port.
+            (free_port(), true)
+        };
         if u32::from(base) + u32::from(n) >= 65_000 {
             continue;
         }
         let mut taken = handed_out();
-        // The base itself was just handed out, to this block.
-        let all_free = (base + 1..base + n).all(|p| !taken.contains(&p))
+        let all_free = (base..base + n)
+            .all(|p| (p == base && from_free_port) || !taken.contains(&p))
             && (base..base + n).all(|p| TcpListener::bind((Ipv4Addr::LOCALHOST, p)).is_ok());
         if all_free {
             taken.extend(base..base + n);
@@ -60,6 +76,30 @@ pub fn free_port_block(n: u16) -> u16 {
         }
     }
     panic!("no block of {n} free consecutive ports on 127.0.0.1");
+}
+
+/// The lowest port a block starts at: above the well-known and most
+/// registered services' ports.
+const BELOW_EPHEMERAL_FROM: u16 = 20_000;
+
+/// `net.ipv4.ip_local_port_range`; Linux's default when unreadable.
+fn ephemeral_range() -> (u16, u16) {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|text| {
+            let mut parts = text.split_whitespace().map(|p| p.parse::<u16>().ok());
+            Some((parts.next()??, parts.next()??))
+        })
+        .unwrap_or((32_768, 60_999))
+}
+
+/// A seed that differs between processes and calls (test binaries run at once).
+fn seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    nanos ^ (u64::from(std::process::id()) << 32)
 }
 
 /// True when something accepts TCP connections on `127.0.0.1:port`.
@@ -80,6 +120,12 @@ mod tests {
         assert_ne!(port, 0);
         assert!(TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok());
         let base = free_port_block(8);
+        let (low, _) = ephemeral_range();
+        assert!(
+            base + 8 <= low,
+            "block {base}..{} reaches the ephemeral range from {low}",
+            base + 8
+        );
         let block: BTreeSet<u16> = (base..base + 8).collect();
         let mut seen = BTreeSet::from([port]);
         for _ in 0..200 {

@@ -10,10 +10,16 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use gym_metrics_api::{FleetSize, FleetTarget, Role};
 
 use super::roster::{Health, Roster};
+
+/// The shortest time between two publishes: changes in between wait for
+/// the next slot, so a launch or a mass exit of N processes costs a few
+/// renders of the list, not N (which made launching grow with N²).
+pub const MIN_PUBLISH_GAP: Duration = Duration::from_millis(200);
 
 /// Publishes the fleet's target list when it changes.
 pub struct Discovery {
@@ -26,6 +32,10 @@ pub struct Discovery {
     written: Option<Vec<FleetTarget>>,
     /// The last write failure shown, so a lasting one is shown once.
     last_warning: Option<String>,
+    /// When the list was last published.
+    last_publish: Option<Instant>,
+    /// A change waiting for its slot: publish then.
+    due: Option<Instant>,
 }
 
 impl Discovery {
@@ -46,7 +56,27 @@ impl Discovery {
             published: None,
             written: None,
             last_warning: None,
+            last_publish: None,
+            due: None,
         }
+    }
+
+    /// The roster changed: publishes now if the last publish is at least
+    /// [`MIN_PUBLISH_GAP`] old, else at [`Discovery::due`] (the caller calls
+    /// [`Discovery::update`] then). Returns what `update` returns.
+    pub fn changed(&mut self, roster: &Roster) -> Option<String> {
+        match self.last_publish {
+            Some(at) if at.elapsed() < MIN_PUBLISH_GAP => {
+                self.due = Some(at + MIN_PUBLISH_GAP);
+                None
+            }
+            _ => self.update(roster),
+        }
+    }
+
+    /// When a change waiting for its slot is to be published.
+    pub fn due(&self) -> Option<Instant> {
+        self.due
     }
 
     /// The run id the targets carry.
@@ -58,6 +88,8 @@ impl Discovery {
     /// call. A file that cannot be written is the returned warning, once per
     /// distinct failure (the fleet runs on; the next call tries again).
     pub fn update(&mut self, roster: &Roster) -> Option<String> {
+        self.due = None;
+        self.last_publish = Some(Instant::now());
         let fleet = self.fleet?;
         let targets = targets(self.own, roster, &self.run_id);
         if self.published.as_ref() != Some(&targets) {
@@ -115,6 +147,21 @@ mod tests {
         m.metrics_addr = port.map(|p| SocketAddr::from(([127, 0, 0, 1], p)));
         m.health = health;
         m
+    }
+
+    #[test]
+    fn changes_closer_than_the_gap_wait_for_one_publish() {
+        let mut d = Discovery::new(None, None, "r".into(), None);
+        let roster = Roster::default();
+        assert!(d.changed(&roster).is_none());
+        assert_eq!(d.due(), None, "the first change publishes at once");
+        let first = d.last_publish.expect("published");
+        for _ in 0..100 {
+            d.changed(&roster);
+        }
+        assert_eq!(d.due(), Some(first + MIN_PUBLISH_GAP), "one slot for all");
+        d.update(&roster);
+        assert_eq!(d.due(), None);
     }
 
     #[test]

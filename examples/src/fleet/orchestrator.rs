@@ -359,6 +359,9 @@ impl Orchestrator {
     }
 
     fn announce_processes(&mut self) {
+        // Whoever reads this table may ask `GET /sd` next: no change waits
+        // for its publish slot once every process is announced.
+        self.publish_targets();
         let mut text = String::from("processes:\n");
         text.push_str(&format!(
             "  {:<14} pid {:<8}{}\n",
@@ -398,9 +401,17 @@ impl Orchestrator {
                     None => std::future::pending().await,
                 }
             };
+            let targets_due = self.discovery.due();
+            let publish_due = async {
+                match targets_due {
+                    Some(at) => tokio::time::sleep_until(at.into()).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 Some(message) = self.rx.recv() => self.handle(message),
                 _ = self.tick.tick() => self.draw(),
+                () = publish_due => self.publish_targets(),
                 Some(()) = self.sigint.recv() => return Wake::Signal("Ctrl-C"),
                 Some(()) = self.sigterm.recv() => return Wake::Signal("SIGTERM"),
                 () = deadline_passed => return Wake::Deadline,
@@ -410,6 +421,14 @@ impl Orchestrator {
 
     fn handle(&mut self, message: Message) {
         let now = Instant::now();
+        // Only a process becoming ready or ending changes the fleet size or
+        // the scrape targets. Status reports (one per process per second)
+        // must not rebuild the target list: that made the orchestrator's
+        // work grow with the square of the fleet.
+        let membership = matches!(
+            message,
+            Message::Event(_, Event::Ready { .. }) | Message::Exited(..)
+        );
         match message {
             Message::Event(i, event) => {
                 let Some(m) = self.roster.members.get_mut(i) else {
@@ -474,8 +493,12 @@ impl Orchestrator {
                 }
             }
         }
-        self.publish_size(self.roster.live_servers());
-        self.publish_targets();
+        if membership {
+            self.publish_size(self.roster.live_servers());
+            if let Some(warning) = self.discovery.changed(&self.roster) {
+                self.view.message(&warning);
+            }
+        }
     }
 
     /// Publishes the scrape targets (`GET /sd`, `--file-sd`) when they changed.

@@ -142,9 +142,14 @@ fn an_otlp_fleet_through_rotel_is_stored_once_per_process_and_exactly() {
     let live = servers - killed;
     vm.wait_for("gym_servers_active", wait, |s| one_value(s, live as f64))
         .unwrap_or_else(|e| panic!("{e}\n{}", context(&fleet)));
-    eprintln!(
-        "fleet size {live} in VictoriaMetrics {:?} after the kill",
-        killed_at.elapsed()
+    let followed = killed_at.elapsed();
+    eprintln!("fleet size {live} in VictoriaMetrics {followed:?} after the kill");
+    // Two export intervals, and a second for the orchestrator to see the
+    // deaths and rotel to forward the export.
+    let within = 2 * INTERVAL + Duration::from_secs(1);
+    assert!(
+        followed <= within,
+        "the fleet size followed the kill in {followed:?}, more than {within:?}"
     );
 
     // Run a while longer, then stop in order: every agent's final export

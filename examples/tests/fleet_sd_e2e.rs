@@ -320,7 +320,6 @@ fn vmagent_discovers_every_process_and_victoria_metrics_holds_each_once() {
         &sd_url,
         &format!("{}/api/v1/write", vm.url()),
         Duration::from_secs(1),
-        None,
     )
     .expect("vmagent starts");
     let context = || {

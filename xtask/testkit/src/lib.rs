@@ -50,11 +50,11 @@ pub use port::{free_port, free_port_block};
 pub use prometheus::Prometheus;
 pub use promtool::{contract_findings, promtool_check_metrics};
 pub use rotel::Rotel;
-pub use sample::Sample;
+pub use sample::{RawSeries, Sample};
 pub use temp_dir::TempDir;
 pub use tool::{
     find_on_path, is_executable, require, tool_path, tools_bin_dir, tools_dir, tools_required,
     workspace_root, Tool,
 };
 pub use victoria_metrics::VictoriaMetrics;
-pub use vmagent::{ClusterMember, Vmagent, MEMBER_LABEL};
+pub use vmagent::Vmagent;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::http::http_get;
 use crate::port::free_port;
-use crate::sample::{instant_query, wait_for, Sample};
+use crate::sample::{instant_query, raw_query, wait_for, RawSeries, Sample};
 use crate::server::{retry_on_port_clash, Server};
 use crate::temp_dir::TempDir;
 use crate::tool::{tool_path, Tool};
@@ -84,9 +84,19 @@ impl Prometheus {
         format!("http://127.0.0.1:{}", self.port)
     }
 
+    /// Prometheus's process id (to read its CPU time and memory).
+    pub fn pid(&self) -> u32 {
+        self.server.pid()
+    }
+
     /// An instant query; a vector or scalar result.
     pub fn query(&self, promql: &str) -> Result<Vec<Sample>, String> {
         instant_query(&self.url(), promql)
+    }
+
+    /// A range-vector query (`metric[5m]`): every raw sample of every series.
+    pub fn raw_samples(&self, promql: &str) -> Result<Vec<RawSeries>, String> {
+        raw_query(&self.url(), promql)
     }
 
     /// Polls [`Prometheus::query`] until `pred` holds or `timeout` passes; returns the

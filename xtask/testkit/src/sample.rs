@@ -16,6 +16,67 @@ pub struct Sample {
     pub value: f64,
 }
 
+/// One series of a range-vector query (`metric[5m]`): its labels and every
+/// raw sample in the range, oldest first, as `(unix seconds, value)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawSeries {
+    /// The series' labels, `__name__` included.
+    pub labels: BTreeMap<String, String>,
+    /// The raw samples, oldest first.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// `GET <base>/api/v1/query?query=<promql>` for a range vector (a matrix
+/// result): every raw sample of every series.
+pub(crate) fn raw_query(base_url: &str, promql: &str) -> Result<Vec<RawSeries>, String> {
+    let url = format!(
+        "{base_url}/api/v1/query?query={}",
+        encode_query_value(promql)
+    );
+    let (status, _, body) = http_get(&url, &[])?;
+    let text = String::from_utf8_lossy(&body);
+    if status != 200 {
+        return Err(format!(
+            "query `{promql}` at {base_url}: HTTP {status}: {text}"
+        ));
+    }
+    parse_matrix(&text).map_err(|e| format!("query `{promql}` at {base_url}: {e}: {text}"))
+}
+
+fn parse_matrix(text: &str) -> Result<Vec<RawSeries>, String> {
+    let json: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
+    if json["status"] != "success" {
+        return Err("status is not success".into());
+    }
+    let data = &json["data"];
+    if data["resultType"] != "matrix" {
+        return Err(format!(
+            "result type {} (want matrix: a range vector)",
+            data["resultType"]
+        ));
+    }
+    data["result"]
+        .as_array()
+        .ok_or("matrix result is not an array")?
+        .iter()
+        .map(|series| {
+            let points = series["values"]
+                .as_array()
+                .ok_or("series has no values")?
+                .iter()
+                .map(|pair| {
+                    let at = pair[0].as_f64().ok_or("sample time is not a number")?;
+                    Ok((at, parse_value(pair)?))
+                })
+                .collect::<Result<_, String>>()?;
+            Ok(RawSeries {
+                labels: parse_labels(&series["metric"])?,
+                points,
+            })
+        })
+        .collect()
+}
+
 /// `GET <base>/api/v1/query?query=<promql>`: a vector or scalar result as samples.
 pub(crate) fn instant_query(base_url: &str, promql: &str) -> Result<Vec<Sample>, String> {
     instant_query_with(base_url, promql, &[])
@@ -126,6 +187,18 @@ pub(crate) fn wait_for(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_matrix_is_every_raw_sample_oldest_first() {
+        let text = r#"{"status":"success","data":{"resultType":"matrix","result":[
+            {"metric":{"__name__":"up","instance":"a"},"values":[[10.5,"1"],[15.5,"0"]]}]}}"#;
+        let series = parse_matrix(text).unwrap();
+        assert_eq!(series.len(), 1);
+        assert_eq!(series[0].labels["instance"], "a");
+        assert_eq!(series[0].points, vec![(10.5, 1.0), (15.5, 0.0)]);
+        let vector = r#"{"status":"success","data":{"resultType":"vector","result":[]}}"#;
+        assert!(parse_matrix(vector).unwrap_err().contains("want matrix"));
+    }
 
     #[test]
     fn parses_a_vector() {

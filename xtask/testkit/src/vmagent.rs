@@ -10,23 +10,6 @@ use crate::server::{retry_on_port_clash, Server};
 use crate::temp_dir::TempDir;
 use crate::tool::{tool_path, Tool};
 
-/// Which member of a vmagent scraping cluster this one is
-/// (`-promscrape.cluster.membersCount`, `-promscrape.cluster.memberNum`):
-/// each member scrapes its share of the discovered targets, and labels every
-/// sample it scrapes with [`MEMBER_LABEL`]`="<number>"`, so a target scraped
-/// by two members would show as two series.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ClusterMember {
-    /// The number of members.
-    pub members: u32,
-    /// This member's number, `0..members`.
-    pub number: u32,
-}
-
-/// The label a cluster member adds to every sample it scrapes
-/// (`-promscrape.cluster.memberLabel`).
-pub const MEMBER_LABEL: &str = "vmagent_member";
-
 /// vmagent on `127.0.0.1:<free port>` with a temp dir for its config and
 /// remote-write buffer; killed by PID on drop (and its temp dir removed).
 #[derive(Debug)]
@@ -38,15 +21,10 @@ pub struct Vmagent {
 impl Vmagent {
     /// Starts vmagent scraping, every `interval`, each target listed at
     /// `sd_url` (re-read every `interval` too), and remote-writing to
-    /// `remote_write_url` (e.g. VictoriaMetrics' `/api/v1/write`);
-    /// `cluster` makes it one member of a scraping cluster. Waits until it
-    /// answers `/health`.
-    pub fn start(
-        sd_url: &str,
-        remote_write_url: &str,
-        interval: Duration,
-        cluster: Option<ClusterMember>,
-    ) -> Result<Self, String> {
+    /// `remote_write_url` (e.g. VictoriaMetrics' `/api/v1/write`). Waits
+    /// until it answers `/health`. A cluster member runs on
+    /// [`Vmagent::start_with_flags`], from the kit's deploy files.
+    pub fn start(sd_url: &str, remote_write_url: &str, interval: Duration) -> Result<Self, String> {
         let binary =
             tool_path(Tool::Vmagent).ok_or("vmagent not provisioned, run `cargo xtask tools`")?;
         let every = format!("{}ms", interval.as_millis().max(1));
@@ -69,14 +47,34 @@ impl Vmagent {
                 .arg(format!("-promscrape.httpSDCheckInterval={every}"))
                 .arg("-loggerLevel=INFO")
                 .current_dir(dir.path());
-            if let Some(member) = cluster {
-                cmd.arg(format!(
-                    "-promscrape.cluster.membersCount={}",
-                    member.members
-                ))
-                .arg(format!("-promscrape.cluster.memberNum={}", member.number))
-                .arg(format!("-promscrape.cluster.memberLabel={MEMBER_LABEL}"));
-            }
+            let mut server = Server::spawn("vmagent", cmd, dir)?;
+            let health = format!("http://127.0.0.1:{port}/health");
+            server.wait_ready("healthy on /health", || {
+                matches!(http_get(&health, &[]), Ok((200, _, _)))
+            })?;
+            Ok(Self { port, server })
+        })
+    }
+
+    /// Starts vmagent with the caller's `flags` (scrape configuration,
+    /// remote write, cluster membership: e.g. a rendered
+    /// `deploy/scale/vmagent-member.flags`) and `env` (which vmagent's
+    /// `%{NAME}` placeholders in its configuration files read); the kit adds
+    /// only the loopback listen address, a 100 ms remote-write flush (a test
+    /// waits for the data) and its log level. Waits until it answers `/health`.
+    pub fn start_with_flags(flags: &[String], env: &[(String, String)]) -> Result<Self, String> {
+        let binary =
+            tool_path(Tool::Vmagent).ok_or("vmagent not provisioned, run `cargo xtask tools`")?;
+        retry_on_port_clash(|| {
+            let port = free_port();
+            let dir = TempDir::new("vmagent")?;
+            let mut cmd = Command::new(&binary);
+            cmd.args(flags)
+                .arg(format!("-httpListenAddr=127.0.0.1:{port}"))
+                .arg("-remoteWrite.flushInterval=100ms")
+                .arg("-loggerLevel=INFO")
+                .envs(env.iter().map(|(k, v)| (k, v)))
+                .current_dir(dir.path());
             let mut server = Server::spawn("vmagent", cmd, dir)?;
             let health = format!("http://127.0.0.1:{port}/health");
             server.wait_ready("healthy on /health", || {

@@ -5,6 +5,9 @@
 //!
 //! `--quick` runs every benchmark once, briefly, and writes the report under
 //! the target directory instead (to check this command itself).
+//!
+//! `cargo xtask bench scale` measures fleets instead (see `bench/scale.rs`);
+//! the report shows its last kept run.
 
 mod callgrind;
 mod chart;
@@ -16,6 +19,7 @@ mod ipc;
 mod machine;
 mod report;
 mod results;
+mod scale;
 mod template;
 mod wrk;
 
@@ -157,9 +161,14 @@ fn now_utc() -> String {
 
 /// Runs everything and writes the report.
 pub fn run(args: &[String]) -> Result<(), String> {
+    if let Some(("scale", rest)) = args.split_first().map(|(a, r)| (a.as_str(), r)) {
+        return scale::run(rest);
+    }
     let quick = args.iter().any(|a| a == "--quick");
     if let Some(other) = args.iter().find(|a| *a != "--quick") {
-        return Err(format!("bench: unknown argument {other:?} (only --quick)"));
+        return Err(format!(
+            "bench: unknown argument {other:?} (only --quick, or the subcommand scale)"
+        ));
     }
     let out = target_dir().join("bench");
     // Stale figures must not pass for this run's.
@@ -208,6 +217,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         versions: machine::versions(&workspace_root().join("Cargo.lock")),
         finished: now_utc(),
         history: Vec::new(),
+        scale: scale::kept_run(),
     };
     // A full run's machine and headline ratios join the repository's
     // history; a quick run's (figures that mean nothing) only a scratch one.

@@ -1047,6 +1047,12 @@ pub fn markdown(r: &Results) -> String {
         }
     );
 
+    let _ = write!(
+        o,
+        "\n{}",
+        super::scale::benchmarks_section(r.scale.as_ref())
+    );
+
     let _ = writeln!(
         o,
         "\n{}\n",
@@ -1096,6 +1102,7 @@ mod tests {
             versions: Vec::new(),
             finished: "now".into(),
             history: Vec::new(),
+            scale: None,
         }
     }
 

@@ -69,6 +69,8 @@ pub struct Results {
     pub cpu: super::machine::Cpu,
     /// The history file's lines, this run's last.
     pub history: Vec<serde_json::Value>,
+    /// The last kept `cargo xtask bench scale` run, shown as its section.
+    pub scale: Option<super::scale::ScaleRunKept>,
     /// `(crate, version)` measured.
     pub versions: Vec<(String, String)>,
     /// When the run ended (UTC, `date -u` style).

@@ -39,10 +39,15 @@ pub fn splice(text: &str, begin: &str, end: &str, part: &str) -> String {
 }
 
 fn col(s: &SizeFigures, snap: &Snapshot) -> String {
+    format!("{} processes, {}", s.processes, when(snap))
+}
+
+/// How long after the launch `snap` was taken: `60 s`, `10 min`.
+fn when(snap: &Snapshot) -> String {
     if snap.after_s < 90.0 {
-        format!("{} processes, {:.0} s", s.processes, snap.after_s)
+        format!("{:.0} s", snap.after_s)
     } else {
-        format!("{} processes, {:.0} min", s.processes, snap.after_s / 60.0)
+        format!("{:.0} min", snap.after_s / 60.0)
     }
 }
 
@@ -220,6 +225,36 @@ fn growth(o: &mut String, run: &ScaleRun) {
     }
 }
 
+/// Series per process over time at the size snapshotted more than once:
+/// the largest count of each type at the first and the last snapshot. A
+/// count that grows past the first snapshot's largest is growth with time.
+fn over_time(o: &mut String, run: &ScaleRun) {
+    let Some(size) = run.sizes.iter().find(|s| s.snapshots.len() > 1) else {
+        return;
+    };
+    let (Some(first), Some(last)) = (size.snapshots.first(), size.snapshots.last()) else {
+        return;
+    };
+    let _ = writeln!(
+        o,
+        "
+Series per process over time, {} processes, the largest of each type at {} and at {} (a median may rise while label values first appear, e.g. a server's first failed `/verify` adds its status-500 request histogram; what must not happen is a count beyond the first snapshot's largest):
+",
+        size.processes,
+        when(first),
+        when(last)
+    );
+    for (kind, a) in &first.series {
+        let b = last.series.get(kind).map_or(0.0, |s| s.max);
+        let verdict = if b <= a.max {
+            "bounded"
+        } else {
+            "**grew with time**"
+        };
+        let _ = writeln!(o, "- {kind}: {:.0} → {b:.0}, {verdict}", a.max);
+    }
+}
+
 /// The `BENCHMARKS.md` section, markers included; a note when there is no run.
 pub fn benchmarks_section(run: Option<&ScaleRun>) -> String {
     let mut o = String::new();
@@ -378,6 +413,7 @@ pub fn benchmarks_section(run: Option<&ScaleRun>) -> String {
         let _ = writeln!(o);
     }
     growth(&mut o, run);
+    over_time(&mut o, run);
     let _ = writeln!(
         o,
         "\n`GET /sd` of an orchestrator install holding synthetic lists (`src/bin/sd_synthetic.rs`: the Prometheus backend as the orchestrator, targets shaped as the fleet's), 50 requests each:\n\n| targets | bytes | gzip would be | publish (render) ms | request ms p50 | p99 |\n|---:|---:|---:|---:|---:|---:|"
@@ -603,4 +639,116 @@ pub fn plan_block(run: Option<&ScaleRun>) -> String {
     published(&mut o, samples_s, total_series, scraper_cores);
     let _ = writeln!(o, "{PLAN_END}");
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::scale::figures::SdCost;
+    use std::collections::BTreeMap;
+
+    fn one(v: f64) -> Stats {
+        Stats::of(&[v])
+    }
+
+    fn by_type(orchestrator: f64, resources: f64, agents: f64) -> BTreeMap<String, Stats> {
+        BTreeMap::from([
+            (ORCHESTRATOR.to_string(), one(orchestrator)),
+            (RESOURCES.to_string(), one(resources)),
+            (AGENTS.to_string(), one(agents)),
+        ])
+    }
+
+    fn size(processes: usize, orchestrator_cpu_pct: f64) -> SizeFigures {
+        let servers = (processes - 1) * 3 / 4;
+        SizeFigures {
+            processes,
+            servers,
+            agents: processes - 1 - servers,
+            launch_to_first_scrape_s: one(10.0),
+            snapshots: vec![Snapshot {
+                after_s: 60.0,
+                series: by_type(11.0, 48.0, 28.0),
+                exposition_plain: by_type(2000.0, 8000.0, 4000.0),
+                exposition_gzip: by_type(700.0, 1200.0, 800.0),
+                scrape_ms: one(1.0),
+                rss_kib: by_type(5000.0, 4500.0, 4600.0),
+                orchestrator_cpu_pct,
+                fleet_cpu_pct: processes as f64,
+                scraper_cpu_pct: 1.0,
+                scraper_rss_kib: 70_000.0,
+                scraped_samples_per_s: 1000.0,
+                sd: SdCost {
+                    targets: processes,
+                    bytes: processes * 190,
+                    gzip_bytes: processes * 10,
+                    request_ms: one(0.2),
+                    publish_ms: None,
+                },
+            }],
+        }
+    }
+
+    fn run(cpu_small: f64, cpu_large: f64) -> ScaleRun {
+        ScaleRun {
+            finished: "now".into(),
+            machine: "m".into(),
+            interval_s: 5.0,
+            quick: false,
+            sizes: vec![size(10, cpu_small), size(200, cpu_large)],
+            sd_synthetic: vec![],
+        }
+    }
+
+    #[test]
+    fn a_quadratic_orchestrator_is_called_out_and_flat_costs_pass() {
+        // ×20 processes; ×400 CPU is quadratic.
+        let text = benchmarks_section(Some(&run(0.1, 40.0)));
+        assert!(text.starts_with(BENCH_BEGIN) && text.trim_end().ends_with(BENCH_END));
+        assert!(
+            text.contains("- orchestrator CPU: ×400.00, **faster than linear**"),
+            "{text}"
+        );
+        assert!(
+            text.contains("- series per resources server: ×1.00, linear or better"),
+            "{text}"
+        );
+        let linear = benchmarks_section(Some(&run(0.1, 2.0)));
+        assert!(
+            linear.contains("- orchestrator CPU: ×20.00, linear or better"),
+            "{linear}"
+        );
+    }
+
+    #[test]
+    fn the_plan_multiplies_the_largest_fleet_s_figures_out() {
+        let text = plan_block(Some(&run(0.1, 2.0)));
+        // 149 resources servers and 50 agents: 48 × 149/199 + 28 × 50/199 ≈ 42.97 per server.
+        let per = 48.0 * 149.0 / 199.0 + 28.0 * 50.0 / 199.0;
+        let total = 10_000.0 * per + 11.0;
+        assert!(
+            text.contains(&format!("| active series | {total:.0} |")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("| samples/s ingested | {:.0} |", total / 15.0)),
+            "{text}"
+        );
+        assert!(text.contains("below the 1M samples/s"), "{text}");
+        assert!(plan_block(None).contains("No measurement yet"));
+    }
+
+    #[test]
+    fn splicing_replaces_only_between_the_markers() {
+        let doc = format!("a\n{BENCH_BEGIN}\nold\n{BENCH_END}\nb\n");
+        let new = splice(
+            &doc,
+            BENCH_BEGIN,
+            BENCH_END,
+            &format!("{BENCH_BEGIN}\nnew\n{BENCH_END}"),
+        );
+        assert_eq!(new, format!("a\n{BENCH_BEGIN}\nnew\n{BENCH_END}\nb\n"));
+        let appended = splice("a\n", BENCH_BEGIN, BENCH_END, "part");
+        assert_eq!(appended, "a\npart\n");
+    }
 }

@@ -226,31 +226,8 @@ fn two_sharded_engines_scrape_every_discovered_process_exactly_once() {
     let wait = bound(processes);
 
     let base = free_port_block(processes as u16);
-    let args: Vec<String> = [
-        "--servers",
-        &servers.to_string(),
-        "--agents",
-        &agents.to_string(),
-        "--seed",
-        "18",
-        // A low rate per process: the whole fleet shares two cores.
-        "--generate-ms",
-        "1000..3000",
-        "--verify-ms",
-        "20..80",
-        "--concurrency",
-        "1",
-        "--drain",
-        "2",
-        "--duration",
-        &(wait.as_secs() * 4).to_string(),
-        "--metrics-port",
-        &base.to_string(),
-        "--run-id",
-        "scale-e2e",
-    ]
-    .map(String::from)
-    .to_vec();
+    let mut args = gym_testkit::scale_fleet::args(servers, agents, wait * 4);
+    args.extend(["--metrics-port", &base.to_string(), "--run-id", "scale-e2e"].map(String::from));
     let started = Instant::now();
     let mut fleet = Fleet::start(&args, &[]);
     fleet

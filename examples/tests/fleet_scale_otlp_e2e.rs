@@ -75,27 +75,7 @@ fn an_otlp_fleet_through_rotel_is_stored_once_per_process_and_exactly() {
         ),
         ("OTEL_SERVICE_NAME", FLEET.to_string()),
     ];
-    let args: Vec<String> = [
-        "--servers",
-        &servers.to_string(),
-        "--agents",
-        &agents.to_string(),
-        "--seed",
-        "18",
-        // A low rate per process: the whole fleet shares two cores.
-        "--generate-ms",
-        "1000..3000",
-        "--verify-ms",
-        "20..80",
-        "--concurrency",
-        "1",
-        "--drain",
-        "2",
-        "--duration",
-        &(wait.as_secs() * 4).to_string(),
-    ]
-    .map(String::from)
-    .to_vec();
+    let args = gym_testkit::scale_fleet::args(servers, agents, wait * 4);
     let started = Instant::now();
     let mut fleet = Fleet::start(&args, &env);
     fleet

@@ -35,8 +35,10 @@ mod prometheus;
 mod promtool;
 mod rotel;
 mod sample;
+pub mod scale_fleet;
 mod server;
 mod temp_dir;
+mod terminate;
 pub mod thread_exit;
 mod tool;
 mod victoria_metrics;
@@ -52,6 +54,7 @@ pub use promtool::{contract_findings, promtool_check_metrics};
 pub use rotel::Rotel;
 pub use sample::{RawSeries, Sample};
 pub use temp_dir::TempDir;
+pub use terminate::terminate;
 pub use tool::{
     find_on_path, is_executable, require, tool_path, tools_bin_dir, tools_dir, tools_required,
     workspace_root, Tool,

@@ -29,18 +29,27 @@ pub struct RawSeries {
 /// `GET <base>/api/v1/query?query=<promql>` for a range vector (a matrix
 /// result): every raw sample of every series.
 pub(crate) fn raw_query(base_url: &str, promql: &str) -> Result<Vec<RawSeries>, String> {
-    let url = format!(
+    let text = query_text(base_url, promql, &[])?;
+    parse_matrix(&text).map_err(|e| format!("query `{promql}` at {base_url}: {e}: {text}"))
+}
+
+/// The body of `GET <base>/api/v1/query?query=<promql>&<params>`, when 200.
+fn query_text(base_url: &str, promql: &str, params: &[(&str, &str)]) -> Result<String, String> {
+    let mut url = format!(
         "{base_url}/api/v1/query?query={}",
         encode_query_value(promql)
     );
+    for (name, value) in params {
+        url.push_str(&format!("&{name}={}", encode_query_value(value)));
+    }
     let (status, _, body) = http_get(&url, &[])?;
-    let text = String::from_utf8_lossy(&body);
+    let text = String::from_utf8_lossy(&body).into_owned();
     if status != 200 {
         return Err(format!(
             "query `{promql}` at {base_url}: HTTP {status}: {text}"
         ));
     }
-    parse_matrix(&text).map_err(|e| format!("query `{promql}` at {base_url}: {e}: {text}"))
+    Ok(text)
 }
 
 fn parse_matrix(text: &str) -> Result<Vec<RawSeries>, String> {
@@ -88,20 +97,7 @@ pub(crate) fn instant_query_with(
     promql: &str,
     params: &[(&str, &str)],
 ) -> Result<Vec<Sample>, String> {
-    let mut url = format!(
-        "{base_url}/api/v1/query?query={}",
-        encode_query_value(promql)
-    );
-    for (name, value) in params {
-        url.push_str(&format!("&{name}={}", encode_query_value(value)));
-    }
-    let (status, _, body) = http_get(&url, &[])?;
-    let text = String::from_utf8_lossy(&body);
-    if status != 200 {
-        return Err(format!(
-            "query `{promql}` at {base_url}: HTTP {status}: {text}"
-        ));
-    }
+    let text = query_text(base_url, promql, params)?;
     parse_query_response(&text).map_err(|e| format!("query `{promql}` at {base_url}: {e}: {text}"))
 }
 

@@ -16,6 +16,9 @@ use crate::tool::{tool_path, Tool};
 pub struct Vmagent {
     port: u16,
     server: Server,
+    /// The configuration [`Vmagent::start`] wrote; removed after the server
+    /// (fields drop in order) is dead.
+    _config: Option<TempDir>,
 }
 
 impl Vmagent {
@@ -25,35 +28,24 @@ impl Vmagent {
     /// until it answers `/health`. A cluster member runs on
     /// [`Vmagent::start_with_flags`], from the kit's deploy files.
     pub fn start(sd_url: &str, remote_write_url: &str, interval: Duration) -> Result<Self, String> {
-        let binary =
-            tool_path(Tool::Vmagent).ok_or("vmagent not provisioned, run `cargo xtask tools`")?;
         let every = format!("{}ms", interval.as_millis().max(1));
-        retry_on_port_clash(|| {
-            let port = free_port();
-            let dir = TempDir::new("vmagent")?;
-            let config = dir.path().join("vmagent.yml");
-            std::fs::write(&config, scrape_config(sd_url, &every))
-                .map_err(|e| format!("vmagent: cannot write {}: {e}", config.display()))?;
-            let mut cmd = Command::new(&binary);
-            cmd.arg(format!("-promscrape.config={}", config.display()))
-                .arg(format!("-httpListenAddr=127.0.0.1:{port}"))
-                .arg(format!("-remoteWrite.url={remote_write_url}"))
-                .arg(format!(
-                    "-remoteWrite.tmpDataPath={}",
-                    dir.path().join("buffer").display()
-                ))
-                .arg("-remoteWrite.flushInterval=100ms")
-                // vmagent reads http_sd_configs on its own clock, not the config's.
-                .arg(format!("-promscrape.httpSDCheckInterval={every}"))
-                .arg("-loggerLevel=INFO")
-                .current_dir(dir.path());
-            let mut server = Server::spawn("vmagent", cmd, dir)?;
-            let health = format!("http://127.0.0.1:{port}/health");
-            server.wait_ready("healthy on /health", || {
-                matches!(http_get(&health, &[]), Ok((200, _, _)))
-            })?;
-            Ok(Self { port, server })
-        })
+        let dir = TempDir::new("vmagent-config")?;
+        let config = dir.path().join("vmagent.yml");
+        std::fs::write(&config, scrape_config(sd_url, &every))
+            .map_err(|e| format!("vmagent: cannot write {}: {e}", config.display()))?;
+        let flags = [
+            format!("-promscrape.config={}", config.display()),
+            format!("-remoteWrite.url={remote_write_url}"),
+            format!(
+                "-remoteWrite.tmpDataPath={}",
+                dir.path().join("buffer").display()
+            ),
+            // vmagent reads http_sd_configs on its own clock, not the config's.
+            format!("-promscrape.httpSDCheckInterval={every}"),
+        ];
+        let mut vmagent = Self::start_with_flags(&flags, &[])?;
+        vmagent._config = Some(dir);
+        Ok(vmagent)
     }
 
     /// Starts vmagent with the caller's `flags` (scrape configuration,
@@ -80,7 +72,11 @@ impl Vmagent {
             server.wait_ready("healthy on /health", || {
                 matches!(http_get(&health, &[]), Ok((200, _, _)))
             })?;
-            Ok(Self { port, server })
+            Ok(Self {
+                port,
+                server,
+                _config: None,
+            })
         })
     }
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use gym_testkit::{free_port_block, http_get, Prometheus, Sample, TempDir};
+use gym_testkit::{free_port_block, http_get, terminate, Prometheus, Sample, TempDir};
 
 use super::figures::{SizeFigures, Snapshot, Stats};
 use super::proc_stat::{cpu_ticks, rss_kib, ticks_per_second};
@@ -90,20 +90,7 @@ impl RunningFleet {
     }
 
     fn stop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = Command::new("kill")
-                .args(["-TERM", &self.child.id().to_string()])
-                .status();
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = self.child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        terminate(&mut self.child, Duration::from_secs(60));
     }
 }
 
@@ -220,30 +207,19 @@ pub fn measure(gym_fleet: &Path, plan: &Plan) -> Result<SizeFigures, String> {
         .try_clone()
         .map_err(|e| format!("creating the fleet's log: {e}"))?;
     let launched = Instant::now();
-    let child = Command::new(gym_fleet)
-        .args([
-            "--servers",
-            &plan.servers.to_string(),
-            "--agents",
-            &plan.agents.to_string(),
-            "--seed",
-            "18",
-            // The e2e's low rate: 200 processes share two cores.
-            "--generate-ms",
-            "1000..3000",
-            "--verify-ms",
-            "20..80",
-            "--concurrency",
-            "1",
-            "--drain",
-            "2",
-            "--duration",
-            &(last.as_secs() + 120).to_string(),
+    let mut args =
+        gym_testkit::scale_fleet::args(plan.servers, plan.agents, last + Duration::from_secs(120));
+    args.extend(
+        [
             "--metrics-port",
             &base.to_string(),
             "--run-id",
             "scale-bench",
-        ])
+        ]
+        .map(String::from),
+    );
+    let child = Command::new(gym_fleet)
+        .args(&args)
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(stderr)

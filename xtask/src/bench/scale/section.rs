@@ -32,6 +32,8 @@ pub const PLAN_INTERVAL_S: f64 = 15.0;
 pub fn splice(text: &str, begin: &str, end: &str, part: &str) -> String {
     match (text.find(begin), text.find(end)) {
         (Some(b), Some(e)) if b < e => {
+            // The part's own last newline would add one per rewrite.
+            let part = part.trim_end_matches('\n');
             format!("{}{part}{}", &text[..b], &text[e + end.len()..])
         }
         _ => format!("{}\n{part}\n", text.trim_end()),
@@ -71,6 +73,38 @@ fn range(s: Option<&Stats>, scale: f64, digits: usize) -> String {
             s.max * scale
         ),
     }
+}
+
+/// One cell of the table: a column's figure as text.
+type Cell<'a> = Box<dyn Fn(&SizeFigures, &Snapshot) -> String + 'a>;
+
+/// A table with a column per `(size, snapshot)` and a row per `(name, cell)`.
+fn table(o: &mut String, corner: &str, cols: &[Column<'_>], rows: &[(&str, Cell<'_>)]) {
+    let _ = write!(o, "| {corner} |");
+    for (s, snap) in cols {
+        let _ = write!(o, " {} |", col(s, snap));
+    }
+    let _ = write!(o, "\n|---|");
+    for _ in cols {
+        let _ = write!(o, "---:|");
+    }
+    let _ = writeln!(o);
+    for (name, cell) in rows {
+        let _ = write!(o, "| {name} |");
+        for (s, snap) in cols {
+            let _ = write!(o, " {} |", cell(s, snap));
+        }
+        let _ = writeln!(o);
+    }
+}
+
+/// `plain / gzip` KiB per scrape of the processes of `kind`.
+fn exposition_kib(s: &Snapshot, kind: &str) -> String {
+    format!(
+        "{} / {}",
+        range(get(&s.exposition_plain, kind), 1.0 / 1024.0, 1),
+        range(get(&s.exposition_gzip, kind), 1.0 / 1024.0, 1)
+    )
 }
 
 /// Every `(size, snapshot)` column, in order.
@@ -278,16 +312,6 @@ pub fn benchmarks_section(run: Option<&ScaleRun>) -> String {
         run.finished, run.machine, run.interval_s
     );
     let cols = columns(run);
-    let _ = write!(o, "| per process |");
-    for (s, snap) in &cols {
-        let _ = write!(o, " {} |", col(s, snap));
-    }
-    let _ = write!(o, "\n|---|");
-    for _ in &cols {
-        let _ = write!(o, "---:|");
-    }
-    let _ = writeln!(o);
-    type Cell<'a> = Box<dyn Fn(&SizeFigures, &Snapshot) -> String + 'a>;
     let rows: Vec<(&str, Cell)> = vec![
         (
             "series (samples per scrape), orchestrator",
@@ -303,33 +327,15 @@ pub fn benchmarks_section(run: Option<&ScaleRun>) -> String {
         ),
         (
             "exposition KiB per scrape, resources server, plain / gzip",
-            Box::new(|_, s| {
-                format!(
-                    "{} / {}",
-                    range(get(&s.exposition_plain, RESOURCES), 1.0 / 1024.0, 1),
-                    range(get(&s.exposition_gzip, RESOURCES), 1.0 / 1024.0, 1)
-                )
-            }),
+            Box::new(|_, s| exposition_kib(s, RESOURCES)),
         ),
         (
             "exposition KiB per scrape, agent, plain / gzip",
-            Box::new(|_, s| {
-                format!(
-                    "{} / {}",
-                    range(get(&s.exposition_plain, AGENTS), 1.0 / 1024.0, 1),
-                    range(get(&s.exposition_gzip, AGENTS), 1.0 / 1024.0, 1)
-                )
-            }),
+            Box::new(|_, s| exposition_kib(s, AGENTS)),
         ),
         (
             "exposition KiB per scrape, orchestrator, plain / gzip",
-            Box::new(|_, s| {
-                format!(
-                    "{} / {}",
-                    range(get(&s.exposition_plain, ORCHESTRATOR), 1.0 / 1024.0, 1),
-                    range(get(&s.exposition_gzip, ORCHESTRATOR), 1.0 / 1024.0, 1)
-                )
-            }),
+            Box::new(|_, s| exposition_kib(s, ORCHESTRATOR)),
         ),
         (
             "scrape duration ms, p50 / p99 (every target)",
@@ -353,22 +359,7 @@ pub fn benchmarks_section(run: Option<&ScaleRun>) -> String {
             }),
         ),
     ];
-    for (name, cell) in &rows {
-        let _ = write!(o, "| {name} |");
-        for (s, snap) in &cols {
-            let _ = write!(o, " {} |", cell(s, snap));
-        }
-        let _ = writeln!(o);
-    }
-    let _ = write!(o, "\n| whole fleet |");
-    for (s, snap) in &cols {
-        let _ = write!(o, " {} |", col(s, snap));
-    }
-    let _ = write!(o, "\n|---|");
-    for _ in &cols {
-        let _ = write!(o, "---:|");
-    }
-    let _ = writeln!(o);
+    table(&mut o, "per process", &cols, &rows);
     let totals: Vec<(&str, Cell)> = vec![
         (
             "orchestrator CPU, % of a core",
@@ -405,13 +396,8 @@ pub fn benchmarks_section(run: Option<&ScaleRun>) -> String {
             Box::new(|_, s| format!("{:.2} / {:.2}", s.sd.request_ms.p50, s.sd.request_ms.p99)),
         ),
     ];
-    for (name, cell) in &totals {
-        let _ = write!(o, "| {name} |");
-        for (s, snap) in &cols {
-            let _ = write!(o, " {} |", cell(s, snap));
-        }
-        let _ = writeln!(o);
-    }
+    o.push('\n');
+    table(&mut o, "whole fleet", &cols, &totals);
     growth(&mut o, run);
     over_time(&mut o, run);
     let _ = writeln!(
@@ -750,5 +736,17 @@ mod tests {
         assert_eq!(new, format!("a\n{BENCH_BEGIN}\nnew\n{BENCH_END}\nb\n"));
         let appended = splice("a\n", BENCH_BEGIN, BENCH_END, "part");
         assert_eq!(appended, "a\npart\n");
+        let part = format!("{BENCH_BEGIN}\nnew\n{BENCH_END}\n");
+        let twice = splice(
+            &splice(&doc, BENCH_BEGIN, BENCH_END, &part),
+            BENCH_BEGIN,
+            BENCH_END,
+            &part,
+        );
+        assert_eq!(
+            twice,
+            format!("a\n{BENCH_BEGIN}\nnew\n{BENCH_END}\nb\n"),
+            "stable"
+        );
     }
 }

@@ -73,8 +73,8 @@ fn deploy_scale() -> PathBuf {
 }
 
 /// `deploy/scale/<file>` with every `${NAME}` replaced as `envsubst` would
-/// (the files' documented way); comment lines dropped. Panics on a
-/// placeholder left unset, so the files and this test cannot drift apart.
+/// (the files' documented way). Panics on a placeholder left unset, so the
+/// files and this test cannot drift apart.
 fn render(file: &str, vars: &[(&str, String)]) -> String {
     let path = deploy_scale().join(file);
     let mut text =

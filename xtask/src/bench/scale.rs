@@ -92,6 +92,11 @@ fn options(args: &[String]) -> Result<Options, String> {
             }
         }
     }
+    if o.quick && o.render {
+        return Err(
+            "bench scale: --render rewrites from the kept figures; a --quick run keeps none".into(),
+        );
+    }
     if o.quick {
         o.sizes = vec![5, 12];
     }

@@ -79,11 +79,12 @@ impl Server {
         )
     }
 
-    /// The last lines of the server's own output.
+    /// The server's process id.
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
+    /// The last lines of the server's own output.
     pub(crate) fn log_tail(&self) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();

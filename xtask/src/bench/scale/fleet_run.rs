@@ -79,6 +79,10 @@ impl RunningFleet {
             let Ok(pid) = pid.parse::<u32>() else {
                 continue;
             };
+            if name == ORCHESTRATOR {
+                // Listed first in the table, and already counted above.
+                continue;
+            }
             let kind = if name.starts_with("agent-") {
                 "responses_api_agents"
             } else {
@@ -254,22 +258,23 @@ pub fn measure(gym_fleet: &Path, plan: &Plan) -> Result<SizeFigures, String> {
         let cpu_pct = |pids: &[u32]| {
             let used: u64 = pids
                 .iter()
-                .filter_map(|p| Some(after.get(p)? - window_start.1.get(p)?))
+                .filter_map(|p| Some(after.get(p)?.saturating_sub(*window_start.1.get(p)?)))
                 .sum();
             100.0 * used as f64 / hz / window.as_secs_f64()
         };
-        let orchestrator_cpu_pct = cpu_pct(&pids[ORCHESTRATOR]);
+        let orchestrator_cpu_pct = cpu_pct(pids.get(ORCHESTRATOR).map_or(&[][..], Vec::as_slice));
         let all: Vec<u32> = pids.values().flatten().copied().collect();
         let fleet_cpu_pct = cpu_pct(&all);
         let scraper_cpu_pct = match (cpu_ticks(scraper), window_start.2) {
-            (Some(now), Some(then)) => 100.0 * (now - then) as f64 / hz / window.as_secs_f64(),
+            (Some(now), Some(then)) => {
+                100.0 * now.saturating_sub(then) as f64 / hz / window.as_secs_f64()
+            }
             _ => 0.0,
         };
         let scraped_samples_per_s = prometheus
             .query(&format!(
-                "sum(sum_over_time(scrape_samples_scraped[{}s])) / {}",
-                window.as_secs().max(1),
-                window.as_secs_f64()
+                "sum(sum_over_time(scrape_samples_scraped[{0}s])) / {0}",
+                window.as_secs().max(1)
             ))?
             .first()
             .map_or(0.0, |s| s.value);

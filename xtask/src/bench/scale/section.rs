@@ -213,10 +213,10 @@ pub fn growth_lines(run: &ScaleRun) -> Vec<Line> {
         .collect()
 }
 
-/// The first snapshot of each size (the one every size has), smallest and largest.
 /// A fleet size and one of its snapshots: a column of the table.
 type Column<'a> = (&'a SizeFigures, &'a Snapshot);
 
+/// The first snapshot of each size (the one every size has), smallest and largest.
 fn ends(run: &ScaleRun) -> Option<(Column<'_>, Column<'_>)> {
     let first = run.sizes.first()?;
     let last = run.sizes.last()?;
@@ -308,7 +308,7 @@ pub fn benchmarks_section(run: Option<&ScaleRun>) -> String {
     }
     let _ = writeln!(
         o,
-        "Written by `cargo xtask bench scale` on {} ({}); the figures are also in `xtask/bench/scale.json`, which the SCALE.md plan computes from. Per size: one gym-fleet (release build, Prometheus backend, process metrics on, the scale e2e's low rate: each agent one rollout at a time of 1–3 s, verification 20–80 ms), 3 resources servers to 1 agent, discovered by one Prometheus 2.53 server through the orchestrator's `GET /sd` (scrape interval and SD refresh {} s), all on this 2-core machine. At each snapshot: samples per scrape (`scrape_samples_scraped`) and scrape duration (`scrape_duration_seconds`, every raw sample of the last window) as Prometheus saw them; every `/metrics` fetched once plain and once with `Accept-Encoding: gzip`; resident memory from `/proc`; CPU over the window since the last snapshot (from `/proc`, % of one core); 50 `GET /sd` on a new connection each. Launch to first scrape: each process's own start time (`process_start_time_seconds`) against its first stored `up` sample; it is bounded below by the SD refresh and the scrape interval. Cells show the median and, where they differ, the range over the processes. Every process, the scraper and this command share the machine's 2 cores, so a scrape's duration includes waiting for a core: it grows with the fleet on one host where the work of a scrape (the exposition's size) does not. CPU is counted in clock ticks (10 ms), so a figure under about 0.05% over a one-minute window is at the resolution's edge.\n",
+        "Written by `cargo xtask bench scale` on {} ({}); the figures are also in `xtask/bench/scale.json`, which the SCALE.md plan computes from. Per size: one gym-fleet (release build, Prometheus backend, process metrics on, the scale e2e's low rate: each agent one rollout at a time of 1–3 s, verification 20–80 ms), 3 resources servers to 1 agent, discovered by one Prometheus 2.53 server through the orchestrator's `GET /sd` (scrape interval and SD refresh {} s), all on this 2-core machine. At each snapshot: samples per scrape (`scrape_samples_scraped`) and scrape duration (`scrape_duration_seconds`, every raw sample of the last window) as Prometheus saw them; every `/metrics` fetched once plain and once with `Accept-Encoding: gzip`; resident memory from `/proc`; CPU over the window since the last snapshot (from `/proc`, % of one core); 50 `GET /sd` on a new connection each. Launch to first scrape: each process's own start time (`process_start_time_seconds`) against its first stored `up` sample; it is bounded below by the SD refresh and the scrape interval. Cells show the median and, where they differ, the range over the processes. Every process, the scraper and this command share the machine's 2 cores, so a scrape's duration includes any wait for a core. A p99 is the nearest rank: over fewer than 100 scrapes it is the slowest one. CPU is counted in clock ticks (10 ms), so a figure under about 0.05% over a one-minute window is at the resolution's edge.\n",
         run.finished, run.machine, run.interval_s
     );
     let cols = columns(run);
@@ -462,8 +462,10 @@ const COLLECTOR_POINTS_S_PER_CORE: f64 = 20_000.0;
 
 /// The rows that combine the measured load with published figures.
 fn published(o: &mut String, samples_s: f64, series: f64, scraper_cores: f64) {
-    let cpu = samples_s / VM_SAMPLES_S_PER_CORE_AT_MOST / (1.0 - VM_SPARE_CPU);
-    let ram = series * VM_RAM_BYTES_PER_SERIES / (1.0 - VM_FREE_RAM);
+    // Replication "increases resource usage - CPU, RAM, disk space, network
+    // bandwidth - by up to `-replicationFactor=N` times" [VM cluster].
+    let cpu = samples_s * REPLICATION / VM_SAMPLES_S_PER_CORE_AT_MOST / (1.0 - VM_SPARE_CPU);
+    let ram = series * REPLICATION * VM_RAM_BYTES_PER_SERIES / (1.0 - VM_FREE_RAM);
     let disk_day = samples_s * 86_400.0 * VM_BYTES_PER_SAMPLE * (1.0 + VM_INDEX_SHARE);
     let disk = disk_day * (RETENTION_DAYS + 1.0) * REPLICATION / (1.0 - VM_FREE_DISK);
     let single = if samples_s < VM_SINGLE_NODE_SAMPLES_S {
@@ -477,11 +479,11 @@ fn published(o: &mut String, samples_s: f64, series: f64, scraper_cores: f64) {
     );
     let _ = writeln!(
         o,
-        "| VictoriaMetrics CPU (vminsert + vmstorage together), at most | {cpu:.1} cores | samples/s / 100K per core (the docs' sign of trouble: \"more than a CPU core per 100K ingested data points per second\" [VM troubleshooting]), ÷ (1 − 50% spare CPU [VM capacity]) |"
+        "| VictoriaMetrics CPU (vminsert + vmstorage together), replication {REPLICATION:.0}, at most | {cpu:.1} cores | samples/s × {REPLICATION:.0} / 100K per core (the docs' sign of trouble: \"more than a CPU core per 100K ingested data points per second\" [VM troubleshooting]), ÷ (1 − 50% spare CPU [VM capacity]) |"
     );
     let _ = writeln!(
         o,
-        "| vmstorage RAM | {:.1} GB | active series × {:.0} B (the Adsterra case study: 10M series in about 50 GB [VM case studies]), ÷ (1 − 50% free RAM [VM capacity]) |",
+        "| vmstorage RAM, replication {REPLICATION:.0} | {:.1} GB | active series × {REPLICATION:.0} × {:.0} B (the Adsterra case study: 10M series in about 50 GB [VM case studies]), ÷ (1 − 50% free RAM [VM capacity]) |",
         ram / 1e9,
         VM_RAM_BYTES_PER_SERIES
     );

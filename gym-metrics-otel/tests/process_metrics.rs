@@ -7,7 +7,7 @@
 
 mod support;
 
-use std::sync::{Arc, Barrier};
+use gym_testkit::process_load::while_holding;
 
 use gym_metrics_otel::{MetricsExporter, OtelBuilder, SCOPE_NAME};
 use serde_json::Value;
@@ -112,27 +112,13 @@ fn semconv_process_instruments_follow_the_process() {
     let uptime = value(&before, "process.uptime");
     assert!((0.0..86_400.0).contains(&uptime), "{uptime}");
 
-    let files: Vec<std::fs::File> = (0..10)
-        .map(|_| std::fs::File::open("/proc/self/stat").unwrap())
-        .collect();
-    let barrier = Arc::new(Barrier::new(5));
-    let threads: Vec<_> = (0..4)
-        .map(|_| {
-            let barrier = Arc::clone(&barrier);
-            std::thread::spawn(move || {
-                barrier.wait(); // started
-                barrier.wait(); // exported: may end
-            })
-        })
-        .collect();
-    barrier.wait();
+    // Ten files, four threads and some CPU later:
     let (user, system) = cpu(&before);
-    spin_cpu(user + system + 0.05);
-    guard.force_flush().unwrap();
-    let after = last(&buf);
-    barrier.wait();
-    threads.into_iter().for_each(|t| t.join().unwrap());
-    drop(files);
+    let after = while_holding(|| {
+        spin_cpu(user + system + 0.05);
+        guard.force_flush().unwrap();
+        last(&buf)
+    });
 
     let rose = |name: &str| value(&after, name) - value(&before, name);
     let fds = rose("process.unix.file_descriptor.count");

@@ -8,8 +8,8 @@
 
 mod common;
 
+use gym_testkit::process_load::while_holding;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Barrier};
 
 use common::exposition::{parse, Family};
 use gym_metrics_prom::{PrometheusBuilder, PrometheusHandle};
@@ -108,26 +108,11 @@ fn process_families_follow_the_process_in_both_formats_and_pass_promtool() {
     );
 
     // Ten files, four threads and some CPU later:
-    let files: Vec<std::fs::File> = (0..10)
-        .map(|_| std::fs::File::open("/proc/self/stat").unwrap())
-        .collect();
-    let barrier = Arc::new(Barrier::new(5));
-    let threads: Vec<_> = (0..4)
-        .map(|_| {
-            let barrier = Arc::clone(&barrier);
-            std::thread::spawn(move || {
-                barrier.wait(); // started
-                barrier.wait(); // scraped: may end
-            })
-        })
-        .collect();
-    barrier.wait();
     let cpu_before = value(&before, "process_cpu_seconds_total");
-    spin_cpu_until(&handle, cpu_before + 0.05);
-    let after = scrape(&handle);
-    barrier.wait();
-    threads.into_iter().for_each(|t| t.join().unwrap());
-    drop(files);
+    let after = while_holding(|| {
+        spin_cpu_until(&handle, cpu_before + 0.05);
+        scrape(&handle)
+    });
     let rose = |name: &str| value(&after, name) - value(&before, name);
     assert!(
         rose("process_open_fds") >= 10.0,

@@ -31,6 +31,7 @@ mod http;
 mod http_server;
 pub mod mixed_records;
 mod port;
+pub mod process_load;
 mod prometheus;
 mod promtool;
 mod rotel;

@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::io::Read;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
@@ -58,10 +57,7 @@ fn install_serves_metrics_negotiates_and_frees_the_port_on_shutdown() {
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-type"), Some(OPENMETRICS_CONTENT_TYPE));
     assert_eq!(r.header("content-encoding"), Some("gzip"));
-    let mut om = String::new();
-    flate2::read::GzDecoder::new(&r.body[..])
-        .read_to_string(&mut om)
-        .unwrap();
+    let om = r.gunzipped_body();
     assert!(om.contains("# TYPE gym_verify_completed counter\n"), "{om}");
     assert!(om.contains("\ngym_verify_completed_total{"), "{om}");
     assert!(om.ends_with("# EOF\n"), "{om}");

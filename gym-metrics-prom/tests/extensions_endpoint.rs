@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::io::Read;
-
 use common::exposition::parse;
 use common::raw_http::exchange;
 use gym_metrics_prom::{PrometheusBuilder, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
@@ -47,10 +45,7 @@ fn the_endpoint_serves_process_and_registry_families_in_both_formats_and_gzip() 
     .unwrap();
     assert_eq!(r.header("content-type"), Some(OPENMETRICS_CONTENT_TYPE));
     assert_eq!(r.header("content-encoding"), Some("gzip"));
-    let mut om = String::new();
-    flate2::read::GzDecoder::new(&r.body[..])
-        .read_to_string(&mut om)
-        .unwrap();
+    let om = r.gunzipped_body();
     assert!(
         om.contains("# TYPE process_cpu_seconds counter\nprocess_cpu_seconds_total "),
         "{om}"

@@ -18,6 +18,15 @@ impl RawResponse {
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
     }
+
+    /// The body, gunzipped (the caller checked `content-encoding: gzip`), as text.
+    pub fn gunzipped_body(&self) -> String {
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(&self.body[..])
+            .read_to_string(&mut text)
+            .unwrap();
+        text
+    }
 }
 
 /// Sends one request with `Connection: close` and reads the whole answer.

@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::backend_consts::MAX_DURATION_MS;
+use crate::backend::Instrument;
+
+const MAX_DURATION_MS: f64 = Instrument::MAX_DURATION_MS;
 
 /// Warnings about dropped values are logged at most this often.
 const WARN_INTERVAL: Duration = Duration::from_secs(60);

@@ -1,6 +1,6 @@
 //! Validated histogram bucket boundaries.
 
-use crate::catalogue::DEFAULT_DURATION_BOUNDARIES_MS;
+use crate::backend::Instrument;
 
 /// Why a list of bucket boundaries was rejected.
 ///
@@ -171,12 +171,12 @@ impl Boundaries {
     /// The catalogue's default duration boundaries, in milliseconds.
     ///
     /// ```
-    /// use gym_metrics_api::backend::{catalogue, Boundaries};
-    /// assert_eq!(Boundaries::default_duration_ms().as_slice(), catalogue::DEFAULT_DURATION_BOUNDARIES_MS);
+    /// use gym_metrics_api::backend::{Instrument, Boundaries};
+    /// assert_eq!(Boundaries::default_duration_ms().as_slice(), Instrument::DEFAULT_DURATION_BOUNDARIES_MS);
     /// assert_eq!(Boundaries::default(), Boundaries::default_duration_ms());
     /// ```
     pub fn default_duration_ms() -> Self {
-        Self(DEFAULT_DURATION_BOUNDARIES_MS.to_vec())
+        Self(Instrument::DEFAULT_DURATION_BOUNDARIES_MS.to_vec())
     }
 
     /// The upper bounds, without the implicit `+Inf`.

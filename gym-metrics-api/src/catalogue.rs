@@ -4,14 +4,14 @@
 /// What kind of instrument a catalogue entry is.
 ///
 /// ```
-/// use gym_metrics_api::backend::catalogue::{self, InstrumentKind};
+/// use gym_metrics_api::backend::{Instrument, InstrumentKind};
 /// // A backend picks the instrument it creates by kind.
 /// let sdk_instrument = |kind| match kind {
 ///     InstrumentKind::Histogram => "f64_histogram",
 ///     InstrumentKind::Gauge => "f64_gauge",
 ///     InstrumentKind::Counter => "u64_counter",
 /// };
-/// assert_eq!(sdk_instrument(catalogue::VERIFY_SUCCESS_RATE.kind), "f64_gauge");
+/// assert_eq!(sdk_instrument(Instrument::VERIFY_SUCCESS_RATE.kind), "f64_gauge");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum InstrumentKind {
@@ -26,11 +26,11 @@ pub enum InstrumentKind {
 /// One instrument of the contract.
 ///
 /// ```
-/// use gym_metrics_api::backend::catalogue::{self, Instrument};
+/// use gym_metrics_api::backend::Instrument;
 /// // What a backend's HELP line is made of.
 /// let help = |i: Instrument| format!("{} [{}] {}", i.name, i.unit.unwrap_or("1"), i.description);
-/// assert!(help(catalogue::VERIFY_DURATION).starts_with("gym.verify.duration_ms [ms] Verification"));
-/// assert!(help(catalogue::VERIFY_SUCCESS_RATE).starts_with("gym.verify.success_rate [1] "));
+/// assert!(help(Instrument::VERIFY_DURATION).starts_with("gym.verify.duration_ms [ms] Verification"));
+/// assert!(help(Instrument::VERIFY_SUCCESS_RATE).starts_with("gym.verify.success_rate [1] "));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Instrument {
@@ -44,228 +44,235 @@ pub struct Instrument {
     pub description: &'static str,
 }
 
-/// `gym.rollout.duration_ms`: wall time of one rollout, failed rollouts included.
-///
-/// ```
-/// use gym_metrics_api::backend::catalogue::ROLLOUT_DURATION;
-/// // The name carries the unit the backend records in: milliseconds.
-/// let unit = ROLLOUT_DURATION.unit.expect("a histogram has a unit");
-/// assert!(ROLLOUT_DURATION.name.ends_with(&format!("_{unit}")));
-/// ```
-pub const ROLLOUT_DURATION: Instrument = Instrument {
-    name: "gym.rollout.duration_ms",
-    kind: InstrumentKind::Histogram,
-    unit: Some("ms"),
-    description: "Rollout collection duration in milliseconds.",
-};
+impl Instrument {
+    /// The largest duration recorded, in milliseconds: [`std::time::Duration::MAX`]'s
+    /// (~5.8e11 years). A larger finite value is recorded as this one, in the
+    /// same `+Inf` bucket, so that no number of records can push a histogram's
+    /// sum to infinity (`f64::MAX` twice would).
+    ///
+    /// ```
+    /// let max = std::time::Duration::MAX.as_secs_f64() * 1_000.0;
+    /// assert_eq!(gym_metrics_api::backend::Instrument::MAX_DURATION_MS, max);
+    /// ```
+    pub const MAX_DURATION_MS: f64 = u64::MAX as f64 * 1_000.0;
 
-/// `gym.verify.duration_ms`: wall time of one verification.
-///
-/// ```
-/// use gym_metrics_api::backend::catalogue::{ROLLOUT_DURATION, VERIFY_DURATION};
-/// // Both duration histograms share a unit, so they share the default boundaries.
-/// assert_eq!(VERIFY_DURATION.unit, ROLLOUT_DURATION.unit);
-/// assert_ne!(VERIFY_DURATION.name, ROLLOUT_DURATION.name);
-/// ```
-pub const VERIFY_DURATION: Instrument = Instrument {
-    name: "gym.verify.duration_ms",
-    kind: InstrumentKind::Histogram,
-    unit: Some("ms"),
-    description: "Verification endpoint duration in milliseconds.",
-};
+    /// `gym.rollout.duration_ms`: wall time of one rollout, failed rollouts included.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Instrument;
+    /// // The name carries the unit the backend records in: milliseconds.
+    /// let unit = Instrument::ROLLOUT_DURATION.unit.expect("a histogram has a unit");
+    /// assert!(Instrument::ROLLOUT_DURATION.name.ends_with(&format!("_{unit}")));
+    /// ```
+    pub const ROLLOUT_DURATION: Instrument = Instrument {
+        name: "gym.rollout.duration_ms",
+        kind: InstrumentKind::Histogram,
+        unit: Some("ms"),
+        description: "Rollout collection duration in milliseconds.",
+    };
 
-/// `gym.verify.success_rate`: cumulative fraction of successful verifications
-/// since the process started (not a windowed rate: use the two counters for that).
-///
-/// ```
-/// use gym_metrics_api::backend::{catalogue, VerifyTally};
-/// let tally = VerifyTally::new();
-/// for ok in [true, true, false, true] {
-///     tally.record(ok);
-/// }
-/// // What a backend observes under this name when it collects:
-/// let observed = tally.snapshot().success_rate().map(|v| (catalogue::VERIFY_SUCCESS_RATE.name, v));
-/// assert_eq!(observed, Some(("gym.verify.success_rate", 0.75)));
-/// ```
-pub const VERIFY_SUCCESS_RATE: Instrument = Instrument {
-    name: "gym.verify.success_rate",
-    kind: InstrumentKind::Gauge,
-    unit: None,
-    description: "Fraction of successful verifications.",
-};
+    /// `gym.verify.duration_ms`: wall time of one verification.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Instrument;
+    /// // Both duration histograms share a unit, so they share the default boundaries.
+    /// assert_eq!(Instrument::VERIFY_DURATION.unit, Instrument::ROLLOUT_DURATION.unit);
+    /// assert_ne!(Instrument::VERIFY_DURATION.name, Instrument::ROLLOUT_DURATION.name);
+    /// ```
+    pub const VERIFY_DURATION: Instrument = Instrument {
+        name: "gym.verify.duration_ms",
+        kind: InstrumentKind::Histogram,
+        unit: Some("ms"),
+        description: "Verification endpoint duration in milliseconds.",
+    };
 
-/// `gym.servers.active`: fleet size, written by the orchestrator process only.
-///
-/// ```
-/// use gym_metrics_api::backend::catalogue;
-/// use gym_metrics_api::Role;
-/// // A backend creates this gauge, at build time, only for a role that writes it.
-/// let fleet_gauge = |role: &Role| role.writes_fleet_size().then_some(catalogue::SERVERS_ACTIVE.name);
-/// assert_eq!(fleet_gauge(&Role::orchestrator()), Some("gym.servers.active"));
-/// assert_eq!(fleet_gauge(&Role::server("math-0", "resources")), None);
-/// ```
-pub const SERVERS_ACTIVE: Instrument = Instrument {
-    name: "gym.servers.active",
-    kind: InstrumentKind::Gauge,
-    unit: None,
-    description: "Number of active Gym servers.",
-};
+    /// `gym.verify.success_rate`: cumulative fraction of successful verifications
+    /// since the process started (not a windowed rate: use the two counters for that).
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::{Instrument, InstrumentKind};
+    /// // A gauge: what a backend observes under this name is a fraction (3 of 4 here),
+    /// // and nothing before the first verification (never NaN).
+    /// let observed = |completed: u64, succeeded: u64| {
+    ///     (completed > 0).then(|| (Instrument::VERIFY_SUCCESS_RATE.name, succeeded as f64 / completed as f64))
+    /// };
+    /// assert_eq!(observed(4, 3), Some(("gym.verify.success_rate", 0.75)));
+    /// assert_eq!(observed(0, 0), None);
+    /// assert_eq!(Instrument::VERIFY_SUCCESS_RATE.kind, InstrumentKind::Gauge);
+    /// ```
+    pub const VERIFY_SUCCESS_RATE: Instrument = Instrument {
+        name: "gym.verify.success_rate",
+        kind: InstrumentKind::Gauge,
+        unit: None,
+        description: "Fraction of successful verifications.",
+    };
 
-/// `gym.verify.completed`: verifications completed (our extension).
-///
-/// A gauge of a cumulative fraction can be neither summed across processes nor
-/// windowed; with this counter and [`VERIFY_SUCCEEDED`], PromQL computes a
-/// fleet-wide windowed success rate:
-/// `sum(rate(gym_verify_succeeded_total[5m])) / sum(rate(gym_verify_completed_total[5m]))`.
-///
-/// ```
-/// use gym_metrics_api::backend::{catalogue, VerifyTally};
-/// let tally = VerifyTally::new();
-/// tally.record(false);
-/// tally.record(true);
-/// let counts = tally.snapshot();
-/// let exported = [
-///     (catalogue::VERIFY_COMPLETED.name, counts.completed),
-///     (catalogue::VERIFY_SUCCEEDED.name, counts.succeeded),
-/// ];
-/// assert_eq!(exported, [("gym.verify.completed", 2), ("gym.verify.succeeded", 1)]);
-/// ```
-pub const VERIFY_COMPLETED: Instrument = Instrument {
-    name: "gym.verify.completed",
-    kind: InstrumentKind::Counter,
-    unit: None,
-    description: "Number of completed verifications.",
-};
+    /// `gym.servers.active`: fleet size, written by the orchestrator process only.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Instrument;
+    /// use gym_metrics_api::Role;
+    /// // A backend creates this gauge, at build time, only for a role that writes it.
+    /// let fleet_gauge = |role: &Role| role.writes_fleet_size().then_some(Instrument::SERVERS_ACTIVE.name);
+    /// assert_eq!(fleet_gauge(&Role::orchestrator()), Some("gym.servers.active"));
+    /// assert_eq!(fleet_gauge(&Role::server("math-0", "resources")), None);
+    /// ```
+    pub const SERVERS_ACTIVE: Instrument = Instrument {
+        name: "gym.servers.active",
+        kind: InstrumentKind::Gauge,
+        unit: None,
+        description: "Number of active Gym servers.",
+    };
 
-/// `gym.verify.succeeded`: verifications that succeeded (our extension; see
-/// [`VERIFY_COMPLETED`]).
-///
-/// ```
-/// use gym_metrics_api::backend::catalogue::{VERIFY_COMPLETED, VERIFY_SUCCEEDED};
-/// // The two counters of one ratio: same kind, no unit.
-/// assert_eq!(VERIFY_SUCCEEDED.kind, VERIFY_COMPLETED.kind);
-/// assert_eq!((VERIFY_SUCCEEDED.unit, VERIFY_COMPLETED.unit), (None, None));
-/// ```
-pub const VERIFY_SUCCEEDED: Instrument = Instrument {
-    name: "gym.verify.succeeded",
-    kind: InstrumentKind::Counter,
-    unit: None,
-    description: "Number of successful verifications.",
-};
+    /// `gym.verify.completed`: verifications completed (our extension).
+    ///
+    /// A gauge of a cumulative fraction can be neither summed across processes nor
+    /// windowed; with this counter and [`Self::VERIFY_SUCCEEDED`], PromQL computes a
+    /// fleet-wide windowed success rate:
+    /// `sum(rate(gym_verify_succeeded_total[5m])) / sum(rate(gym_verify_completed_total[5m]))`.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::{Instrument, InstrumentKind};
+    /// assert_eq!(Instrument::VERIFY_COMPLETED.name, "gym.verify.completed");
+    /// assert_eq!(Instrument::VERIFY_COMPLETED.kind, InstrumentKind::Counter);
+    /// ```
+    pub const VERIFY_COMPLETED: Instrument = Instrument {
+        name: "gym.verify.completed",
+        kind: InstrumentKind::Counter,
+        unit: None,
+        description: "Number of completed verifications.",
+    };
 
-/// `gym.server.request_duration_ms`: **deliberately never exported**.
-///
-/// Without attributes it would collapse every route of every server into one
-/// bucket set: `/verify` on a resources server, `/v1/responses` on a model
-/// server and a liveness probe would land together and answer no question
-/// anyone has. The right instrument is OpenTelemetry's
-/// `http.server.request.duration`, dimensioned by `http.route`,
-/// `http.request.method` and `http.response.status_code`. No API records this
-/// entry; it is listed so that the decision is written down where the names are.
-///
-/// ```
-/// use gym_metrics_api::backend::catalogue;
-/// assert!(!catalogue::EXPORTED.contains(&catalogue::SERVER_REQUEST_DURATION));
-/// ```
-pub const SERVER_REQUEST_DURATION: Instrument = Instrument {
-    name: "gym.server.request_duration_ms",
-    kind: InstrumentKind::Histogram,
-    unit: Some("ms"),
-    description: "Never exported: undimensioned, it would mix every route of every server.",
-};
+    /// `gym.verify.succeeded`: verifications that succeeded (our extension; see
+    /// [`Self::VERIFY_COMPLETED`]).
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Instrument;
+    /// // The two counters of one ratio: same kind, no unit.
+    /// assert_eq!(Instrument::VERIFY_SUCCEEDED.kind, Instrument::VERIFY_COMPLETED.kind);
+    /// assert_eq!((Instrument::VERIFY_SUCCEEDED.unit, Instrument::VERIFY_COMPLETED.unit), (None, None));
+    /// ```
+    pub const VERIFY_SUCCEEDED: Instrument = Instrument {
+        name: "gym.verify.succeeded",
+        kind: InstrumentKind::Counter,
+        unit: None,
+        description: "Number of successful verifications.",
+    };
 
-/// `http.server.request.duration`: OpenTelemetry's stable HTTP server metric,
-/// in seconds, with attributes `http.request.method`, `http.route`,
-/// `http.response.status_code`, `url.scheme` and `error.type` (see
-/// [`crate::HttpServerRequest`] for their bounded values). Exported once a
-/// server records a request (the tower layer or
-/// [`crate::HttpServerRequestTimer`]), as
-/// `http_server_request_duration_seconds_*` on a Prometheus scrape. Not in
-/// [`EXPORTED`]: that list holds the gym contract's attribute-free instruments.
-///
-/// ```
-/// use std::time::Duration;
-/// use gym_metrics_api::backend::catalogue::HTTP_SERVER_REQUEST_DURATION;
-/// use gym_metrics_api::{HttpMethod, HttpServerRequest, UrlScheme};
-/// let request = HttpServerRequest::new(
-///     HttpMethod::Get, Some("/health"), UrlScheme::Http, Some(200), Duration::from_millis(250),
-/// );
-/// // A request hands the backend its duration in this instrument's unit.
-/// assert_eq!(HTTP_SERVER_REQUEST_DURATION.unit, Some("s"));
-/// assert_eq!(request.duration_s(), 0.25);
-/// ```
-pub const HTTP_SERVER_REQUEST_DURATION: Instrument = Instrument {
-    name: "http.server.request.duration",
-    kind: InstrumentKind::Histogram,
-    unit: Some("s"),
-    description: "Duration of HTTP server requests.",
-};
+    /// `gym.server.request_duration_ms`: **deliberately never exported**.
+    ///
+    /// Without attributes it would collapse every route of every server into one
+    /// bucket set: `/verify` on a resources server, `/v1/responses` on a model
+    /// server and a liveness probe would land together and answer no question
+    /// anyone has. The right instrument is OpenTelemetry's
+    /// `http.server.request.duration`, dimensioned by `http.route`,
+    /// `http.request.method` and `http.response.status_code`. No API records this
+    /// entry; it is listed so that the decision is written down where the names are.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Instrument;
+    /// assert!(!Instrument::EXPORTED.contains(&Instrument::SERVER_REQUEST_DURATION));
+    /// ```
+    pub const SERVER_REQUEST_DURATION: Instrument = Instrument {
+        name: "gym.server.request_duration_ms",
+        kind: InstrumentKind::Histogram,
+        unit: Some("ms"),
+        description: "Never exported: undimensioned, it would mix every route of every server.",
+    };
 
-/// The semantic conventions' advised boundaries of
-/// [`HTTP_SERVER_REQUEST_DURATION`], in seconds.
-///
-/// ```
-/// use gym_metrics_api::backend::{catalogue, Boundaries};
-/// let b = Boundaries::new(catalogue::HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec())?;
-/// // A 40 ms request lands in the le=0.05 bucket.
-/// assert_eq!(b.as_slice()[b.bucket_index(0.040)], 0.05);
-/// # Ok::<(), gym_metrics_api::backend::BoundariesError>(())
-/// ```
-pub const HTTP_SERVER_DURATION_BOUNDARIES_S: [f64; 14] = [
-    0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
-];
+    /// `http.server.request.duration`: OpenTelemetry's stable HTTP server metric,
+    /// in seconds, with attributes `http.request.method`, `http.route`,
+    /// `http.response.status_code`, `url.scheme` and `error.type` (see
+    /// [`crate::HttpServerRequest`] for their bounded values). Exported once a
+    /// server records a request (the tower layer or
+    /// [`crate::HttpServerRequestTimer`]), as
+    /// `http_server_request_duration_seconds_*` on a Prometheus scrape. Not in
+    /// [`EXPORTED`]: that list holds the gym contract's attribute-free instruments.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use gym_metrics_api::backend::Instrument;
+    /// use gym_metrics_api::{HttpMethod, HttpServerRequest, UrlScheme};
+    /// let request = HttpServerRequest::new(
+    ///     HttpMethod::Get, Some("/health"), UrlScheme::Http, Some(200), Duration::from_millis(250),
+    /// );
+    /// // A request hands the backend its duration in this instrument's unit.
+    /// assert_eq!(Instrument::HTTP_SERVER_REQUEST_DURATION.unit, Some("s"));
+    /// assert_eq!(request.duration_s(), 0.25);
+    /// ```
+    pub const HTTP_SERVER_REQUEST_DURATION: Instrument = Instrument {
+        name: "http.server.request.duration",
+        kind: InstrumentKind::Histogram,
+        unit: Some("s"),
+        description: "Duration of HTTP server requests.",
+    };
 
-/// Every instrument a backend exports, in a stable order.
-///
-/// ```
-/// use gym_metrics_api::backend::catalogue::{self, InstrumentKind};
-/// // A backend registers every entry; the counters are the last two.
-/// let counters: Vec<&str> = catalogue::EXPORTED
-///     .iter()
-///     .filter(|i| i.kind == InstrumentKind::Counter)
-///     .map(|i| i.name)
-///     .collect();
-/// assert_eq!(counters, ["gym.verify.completed", "gym.verify.succeeded"]);
-/// assert!(!catalogue::EXPORTED.contains(&catalogue::HTTP_SERVER_REQUEST_DURATION));
-/// ```
-pub const EXPORTED: [Instrument; 6] = [
-    ROLLOUT_DURATION,
-    VERIFY_DURATION,
-    VERIFY_SUCCESS_RATE,
-    SERVERS_ACTIVE,
-    VERIFY_COMPLETED,
-    VERIFY_SUCCEEDED,
-];
+    /// The semantic conventions' advised boundaries of
+    /// [`Self::HTTP_SERVER_REQUEST_DURATION`], in seconds.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::{Instrument, Boundaries};
+    /// let b = Boundaries::new(Instrument::HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec())?;
+    /// // A 40 ms request lands in the le=0.05 bucket.
+    /// assert_eq!(b.as_slice()[b.bucket_index(0.040)], 0.05);
+    /// # Ok::<(), gym_metrics_api::backend::BoundariesError>(())
+    /// ```
+    pub const HTTP_SERVER_DURATION_BOUNDARIES_S: [f64; 14] = [
+        0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+    ];
 
-/// Default bucket boundaries, in milliseconds, of both duration histograms.
-///
-/// Rollouts run from a fraction of a second to an hour; OpenTelemetry's default
-/// boundaries stop at 10 s, so ours reach 3,600,000 ms.
-///
-/// ```
-/// use gym_metrics_api::backend::{catalogue, Boundaries};
-/// let b = Boundaries::new(catalogue::DEFAULT_DURATION_BOUNDARIES_MS.to_vec())?;
-/// // A 45-minute rollout still lands in a finite bucket (le = 1 h).
-/// assert!(b.bucket_index(45.0 * 60_000.0) < b.as_slice().len());
-/// # Ok::<(), gym_metrics_api::backend::BoundariesError>(())
-/// ```
-pub const DEFAULT_DURATION_BOUNDARIES_MS: [f64; 15] = [
-    100.0,
-    250.0,
-    500.0,
-    1_000.0,
-    2_500.0,
-    5_000.0,
-    10_000.0,
-    30_000.0,
-    60_000.0,
-    120_000.0,
-    300_000.0,
-    600_000.0,
-    1_200_000.0,
-    1_800_000.0,
-    3_600_000.0,
-];
+    /// Every instrument a backend exports, in a stable order.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::{Instrument, InstrumentKind};
+    /// // A backend registers every entry; the counters are the last two.
+    /// let counters: Vec<&str> = Instrument::EXPORTED
+    ///     .iter()
+    ///     .filter(|i| i.kind == InstrumentKind::Counter)
+    ///     .map(|i| i.name)
+    ///     .collect();
+    /// assert_eq!(counters, ["gym.verify.completed", "gym.verify.succeeded"]);
+    /// assert!(!Instrument::EXPORTED.contains(&Instrument::HTTP_SERVER_REQUEST_DURATION));
+    /// ```
+    pub const EXPORTED: [Instrument; 6] = [
+        Self::ROLLOUT_DURATION,
+        Self::VERIFY_DURATION,
+        Self::VERIFY_SUCCESS_RATE,
+        Self::SERVERS_ACTIVE,
+        Self::VERIFY_COMPLETED,
+        Self::VERIFY_SUCCEEDED,
+    ];
+
+    /// Default bucket boundaries, in milliseconds, of both duration histograms.
+    ///
+    /// Rollouts run from a fraction of a second to an hour; OpenTelemetry's default
+    /// boundaries stop at 10 s, so ours reach 3,600,000 ms.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::{Instrument, Boundaries};
+    /// let b = Boundaries::new(Instrument::DEFAULT_DURATION_BOUNDARIES_MS.to_vec())?;
+    /// // A 45-minute rollout still lands in a finite bucket (le = 1 h).
+    /// assert!(b.bucket_index(45.0 * 60_000.0) < b.as_slice().len());
+    /// # Ok::<(), gym_metrics_api::backend::BoundariesError>(())
+    /// ```
+    pub const DEFAULT_DURATION_BOUNDARIES_MS: [f64; 15] = [
+        100.0,
+        250.0,
+        500.0,
+        1_000.0,
+        2_500.0,
+        5_000.0,
+        10_000.0,
+        30_000.0,
+        60_000.0,
+        120_000.0,
+        300_000.0,
+        600_000.0,
+        1_200_000.0,
+        1_800_000.0,
+        3_600_000.0,
+    ];
+}
 
 #[cfg(test)]
 mod tests {
@@ -273,9 +280,9 @@ mod tests {
 
     #[test]
     fn names_are_unique() {
-        let mut names: Vec<_> = EXPORTED.iter().map(|i| i.name).collect();
-        names.push(SERVER_REQUEST_DURATION.name);
-        names.push(HTTP_SERVER_REQUEST_DURATION.name);
+        let mut names: Vec<_> = Instrument::EXPORTED.iter().map(|i| i.name).collect();
+        names.push(Instrument::SERVER_REQUEST_DURATION.name);
+        names.push(Instrument::HTTP_SERVER_REQUEST_DURATION.name);
         let before = names.len();
         names.sort_unstable();
         names.dedup();
@@ -284,17 +291,19 @@ mod tests {
 
     #[test]
     fn default_boundaries_are_valid() {
-        assert!(
-            crate::boundaries::Boundaries::new(DEFAULT_DURATION_BOUNDARIES_MS.to_vec()).is_ok()
-        );
-        assert!(
-            crate::boundaries::Boundaries::new(HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec()).is_ok()
-        );
+        assert!(crate::boundaries::Boundaries::new(
+            Instrument::DEFAULT_DURATION_BOUNDARIES_MS.to_vec()
+        )
+        .is_ok());
+        assert!(crate::boundaries::Boundaries::new(
+            Instrument::HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec()
+        )
+        .is_ok());
     }
 
     #[test]
     fn only_histograms_have_a_unit() {
-        for i in EXPORTED {
+        for i in Instrument::EXPORTED {
             assert_eq!(
                 i.unit.is_some(),
                 i.kind == InstrumentKind::Histogram,

@@ -7,9 +7,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use crate::backend::Instrument;
 use crate::cell::{try_load, try_load_for};
 use crate::role::check_writes_fleet_size;
-use crate::{bad_input, catalogue, Group, HttpServerRequest, RoleError};
+use crate::{bad_input, Group, HttpServerRequest, RoleError};
 
 /// True when a backend is installed, i.e. when recording does anything.
 ///
@@ -71,7 +72,7 @@ pub fn record_rollout_duration(duration: Duration) {
 #[inline]
 pub fn record_rollout_duration_ms(duration_ms: f64) {
     if let Some(r) = try_load_for(Group::Rollout) {
-        if let Some(ms) = bad_input::accept(duration_ms, catalogue::ROLLOUT_DURATION.name) {
+        if let Some(ms) = bad_input::accept(duration_ms, Instrument::ROLLOUT_DURATION.name) {
             r.record_rollout_duration_ms(ms);
         }
     }
@@ -100,7 +101,7 @@ pub fn record_verify(duration: Duration, succeeded: bool) {
 #[inline]
 pub fn record_verify_ms(duration_ms: f64, succeeded: bool) {
     if let Some(r) = try_load_for(Group::Verify) {
-        if let Some(ms) = bad_input::accept(duration_ms, catalogue::VERIFY_DURATION.name) {
+        if let Some(ms) = bad_input::accept(duration_ms, Instrument::VERIFY_DURATION.name) {
             r.record_verify_ms(ms, succeeded);
         }
     }

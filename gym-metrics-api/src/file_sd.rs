@@ -6,7 +6,6 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::http_sd::render_sd_json;
 use crate::FleetTarget;
 
 /// Writes `targets` to `path` as service-discovery JSON: into a temporary
@@ -26,7 +25,7 @@ pub(crate) fn write_file_sd(targets: &[FleetTarget], path: &Path) -> Result<(), 
     let temp = path.with_file_name(temp_name);
     let written = (|| {
         let mut file = File::create(&temp)?;
-        file.write_all(render_sd_json(targets).as_bytes())?;
+        file.write_all(FleetTarget::sd_json(targets).as_bytes())?;
         file.sync_all()?;
         std::fs::rename(&temp, path)
     })();
@@ -82,12 +81,12 @@ mod tests {
         write_file_sd(&[target(1), target(2)], &path).unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
-            render_sd_json(&[target(1), target(2)])
+            FleetTarget::sd_json(&[target(1), target(2)])
         );
         // A shorter list must not leave the longer one's tail behind.
         write_file_sd(&[target(3)], &path).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(text, render_sd_json(&[target(3)]));
+        assert_eq!(text, FleetTarget::sd_json(&[target(3)]));
         write_file_sd(&[], &path).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "[]");
         let names: Vec<_> = std::fs::read_dir(&dir)
@@ -109,7 +108,7 @@ mod tests {
         write_file_sd(&[target(3)], &path).unwrap();
         let mut text = String::new();
         std::io::Read::read_to_string(&mut old, &mut text).unwrap();
-        assert_eq!(text, render_sd_json(&[target(1), target(2)]));
+        assert_eq!(text, FleetTarget::sd_json(&[target(1), target(2)]));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -5,43 +5,6 @@ use std::collections::BTreeMap;
 
 use crate::Role;
 
-/// Prometheus label of the server's name (`nemo.gym.server.name`).
-///
-/// ```
-/// use gym_metrics_api::{FleetTarget, Role, SD_SERVER_NAME_LABEL};
-/// let t = FleetTarget::of_process("127.0.0.1:9101", &Role::server("math-0", "resources"), None)?;
-/// assert_eq!(t.labels()[SD_SERVER_NAME_LABEL], "math-0");
-/// # Ok::<(), gym_metrics_api::FleetTargetError>(())
-/// ```
-pub const SD_SERVER_NAME_LABEL: &str = "nemo_gym_server_name";
-/// Prometheus label of the server's type (`nemo.gym.server.type`).
-///
-/// ```
-/// use gym_metrics_api::{FleetTarget, Role, SD_SERVER_TYPE_LABEL};
-/// let t = FleetTarget::of_process("127.0.0.1:9101", &Role::server("math-0", "resources"), None)?;
-/// assert_eq!(t.labels()[SD_SERVER_TYPE_LABEL], "resources");
-/// # Ok::<(), gym_metrics_api::FleetTargetError>(())
-/// ```
-pub const SD_SERVER_TYPE_LABEL: &str = "nemo_gym_server_type";
-/// Prometheus label of the run id (`nemo.run.id`).
-///
-/// ```
-/// use gym_metrics_api::{FleetTarget, Role, SD_RUN_ID_LABEL};
-/// let t = FleetTarget::of_process("127.0.0.1:9100", &Role::orchestrator(), Some("run-7"))?;
-/// assert_eq!(t.labels()[SD_RUN_ID_LABEL], "run-7");
-/// # Ok::<(), gym_metrics_api::FleetTargetError>(())
-/// ```
-pub const SD_RUN_ID_LABEL: &str = "nemo_run_id";
-/// Prometheus label of the role (`gym.role`: `orchestrator` or `server`).
-///
-/// ```
-/// use gym_metrics_api::{FleetTarget, Role, SD_ROLE_LABEL};
-/// let t = FleetTarget::of_process("127.0.0.1:9100", &Role::orchestrator(), None)?;
-/// assert_eq!(t.labels()[SD_ROLE_LABEL], "orchestrator");
-/// # Ok::<(), gym_metrics_api::FleetTargetError>(())
-/// ```
-pub const SD_ROLE_LABEL: &str = "gym_role";
-
 /// A scrape target of the fleet: a `host:port` serving `/metrics` and its
 /// labels, one entry of the orchestrator's service discovery.
 ///
@@ -64,6 +27,43 @@ pub struct FleetTarget {
 }
 
 impl FleetTarget {
+    /// Prometheus label of the server's name (`nemo.gym.server.name`).
+    ///
+    /// ```
+    /// use gym_metrics_api::{FleetTarget, Role};
+    /// let t = FleetTarget::of_process("127.0.0.1:9101", &Role::server("math-0", "resources"), None)?;
+    /// assert_eq!(t.labels()[FleetTarget::SERVER_NAME_LABEL], "math-0");
+    /// # Ok::<(), gym_metrics_api::FleetTargetError>(())
+    /// ```
+    pub const SERVER_NAME_LABEL: &str = "nemo_gym_server_name";
+    /// Prometheus label of the server's type (`nemo.gym.server.type`).
+    ///
+    /// ```
+    /// use gym_metrics_api::{FleetTarget, Role};
+    /// let t = FleetTarget::of_process("127.0.0.1:9101", &Role::server("math-0", "resources"), None)?;
+    /// assert_eq!(t.labels()[FleetTarget::SERVER_TYPE_LABEL], "resources");
+    /// # Ok::<(), gym_metrics_api::FleetTargetError>(())
+    /// ```
+    pub const SERVER_TYPE_LABEL: &str = "nemo_gym_server_type";
+    /// Prometheus label of the run id (`nemo.run.id`).
+    ///
+    /// ```
+    /// use gym_metrics_api::{FleetTarget, Role};
+    /// let t = FleetTarget::of_process("127.0.0.1:9100", &Role::orchestrator(), Some("run-7"))?;
+    /// assert_eq!(t.labels()[FleetTarget::RUN_ID_LABEL], "run-7");
+    /// # Ok::<(), gym_metrics_api::FleetTargetError>(())
+    /// ```
+    pub const RUN_ID_LABEL: &str = "nemo_run_id";
+    /// Prometheus label of the role (`gym.role`: `orchestrator` or `server`).
+    ///
+    /// ```
+    /// use gym_metrics_api::{FleetTarget, Role};
+    /// let t = FleetTarget::of_process("127.0.0.1:9100", &Role::orchestrator(), None)?;
+    /// assert_eq!(t.labels()[FleetTarget::ROLE_LABEL], "orchestrator");
+    /// # Ok::<(), gym_metrics_api::FleetTargetError>(())
+    /// ```
+    pub const ROLE_LABEL: &str = "gym_role";
+
     /// A target at `address` (`host:port`, no scheme or path) without labels.
     ///
     /// # Errors
@@ -91,8 +91,8 @@ impl FleetTarget {
     }
 
     /// A target at `address` for a process of `role`, with the fleet's
-    /// stable labels: [`SD_ROLE_LABEL`], [`SD_SERVER_NAME_LABEL`],
-    /// [`SD_SERVER_TYPE_LABEL`] and, when there is one, [`SD_RUN_ID_LABEL`].
+    /// stable labels: [`Self::ROLE_LABEL`], [`Self::SERVER_NAME_LABEL`],
+    /// [`Self::SERVER_TYPE_LABEL`] and, when there is one, [`Self::RUN_ID_LABEL`].
     ///
     /// # Errors
     /// As [`FleetTarget::new`].
@@ -111,11 +111,11 @@ impl FleetTarget {
     ) -> Result<Self, FleetTargetError> {
         let mut target = Self::new(address)?;
         let labels = &mut target.labels;
-        labels.insert(SD_ROLE_LABEL.into(), role.kind().into());
-        labels.insert(SD_SERVER_NAME_LABEL.into(), role.name().into());
-        labels.insert(SD_SERVER_TYPE_LABEL.into(), role.server_type().into());
+        labels.insert(Self::ROLE_LABEL.into(), role.kind().into());
+        labels.insert(Self::SERVER_NAME_LABEL.into(), role.name().into());
+        labels.insert(Self::SERVER_TYPE_LABEL.into(), role.server_type().into());
         if let Some(run_id) = run_id {
-            labels.insert(SD_RUN_ID_LABEL.into(), run_id.into());
+            labels.insert(Self::RUN_ID_LABEL.into(), run_id.into());
         }
         Ok(target)
     }

@@ -172,7 +172,7 @@ impl FleetSize {
     ///
     /// ```
     /// # use std::sync::Mutex;
-    /// # use gym_metrics_api::backend::{render_sd_json, Recorder};
+    /// # use gym_metrics_api::backend::Recorder;
     /// # use gym_metrics_api::{install, FleetTarget, Role};
     /// # static SERVED: Mutex<String> = Mutex::new(String::new());
     /// # struct Sd(Role);
@@ -181,7 +181,7 @@ impl FleetSize {
     /// #     fn record_rollout_duration_ms(&self, _ms: f64) {}
     /// #     fn record_verify_ms(&self, _ms: f64, _ok: bool) {}
     /// #     fn record_active_servers(&self, _n: u64) {}
-    /// #     fn publish_fleet_targets(&self, t: &[FleetTarget]) { *SERVED.lock().unwrap() = render_sd_json(t) }
+    /// #     fn publish_fleet_targets(&self, t: &[FleetTarget]) { *SERVED.lock().unwrap() = FleetTarget::sd_json(t) }
     /// # }
     /// let fleet = install(Sd(Role::orchestrator())).unwrap().fleet_size().unwrap();
     /// let server = FleetTarget::of_process("127.0.0.1:9101", &Role::server("math-0", "resources"), Some("run-7"))?;
@@ -259,8 +259,17 @@ impl<R> fmt::Debug for SetRecorderError<R> {
 
 impl<R> fmt::Display for SetRecorderError<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(crate::backend_consts::ALREADY_INSTALLED)
+        f.write_str(ALREADY_INSTALLED)
     }
 }
 
 impl<R> std::error::Error for SetRecorderError<R> {}
+
+/// What every "a recorder is already installed" error says, whichever
+/// backend (or [`install`] itself) found the facade taken.
+///
+/// ```
+/// assert!(gym_metrics_api::backend::ALREADY_INSTALLED.contains("once, at start-up"));
+/// ```
+pub const ALREADY_INSTALLED: &str = "a gym-metrics recorder is already installed in this process: \
+     install one backend, once, at start-up (a backend's build() gives a recorder that is not installed)";

@@ -18,7 +18,7 @@
 //! bounded set (see [`HttpServerRequest`]).
 //!
 //! `gym.server.request_duration_ms` is deliberately never exported (see
-//! [`backend::catalogue::SERVER_REQUEST_DURATION`]).
+//! [`backend::Instrument::SERVER_REQUEST_DURATION`]).
 //!
 //! Libraries call the free functions; an application installs one backend
 //! (`gym-metrics-prom`, `gym-metrics-otel`, or `gym-metrics-noop`). Until
@@ -29,10 +29,13 @@
 //! ([`backend::CompiledOffError`]).
 //!
 //! The crate root is what a call site sees: the free functions, the timers,
-//! [`Role`], [`install()`] and what it returns, and the HTTP request types (and
-//! layer). What only a backend needs (the [`backend::Recorder`] trait, the
-//! instrument catalogue, boundaries, the verify tally, resource helpers) is
-//! in [`backend`].
+//! [`Role`], [`install()`] and what it returns, the HTTP request types (and
+//! layer) and the [`FleetTarget`] an orchestrator publishes. The recorder
+//! contract (the [`backend::Recorder`] trait, the instrument catalogue,
+//! boundaries, span groups) is in [`backend`]. What backends share beyond
+//! the contract (environment readers, per-thread shards, the verify tally,
+//! naming rules, the `metrics` bridge, process metrics) is the
+//! `gym-metrics-kit` crate, as `metrics-util` is for `metrics` exporters.
 //!
 //! ```
 //! use std::time::Duration;
@@ -50,33 +53,20 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 pub mod backend;
-mod backend_consts;
 mod bad_input;
 mod boundaries;
 mod catalogue;
 mod cell;
 mod compiled_off;
-mod config_error;
-mod env_vars;
 mod facade;
 mod file_sd;
 mod fleet_target;
-mod gym_env;
-mod http_sd;
 mod http_server;
 mod install;
-#[cfg(feature = "metrics-facade")]
-pub mod metrics_facade;
-mod per_thread;
-#[cfg(feature = "process-metrics")]
-pub mod process_metrics;
-mod prometheus_naming;
 mod recorder;
-mod redact;
-mod resource;
 mod role;
+mod sd_json;
 mod span_groups;
-mod tally;
 mod timer;
 mod units;
 
@@ -86,10 +76,7 @@ pub use facade::{
     record_rollout_duration, record_rollout_duration_ms, record_verify, record_verify_ms,
 };
 pub use file_sd::FileSdError;
-pub use fleet_target::{
-    FleetTarget, FleetTargetError, SD_ROLE_LABEL, SD_RUN_ID_LABEL, SD_SERVER_NAME_LABEL,
-    SD_SERVER_TYPE_LABEL,
-};
+pub use fleet_target::{FleetTarget, FleetTargetError};
 pub use http_server::{
     HttpMethod, HttpServerRequest, HttpServerRequestTimer, RouteTable, RouteTableError, UrlScheme,
 };

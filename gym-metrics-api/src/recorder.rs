@@ -128,12 +128,12 @@ pub trait Recorder: Send + Sync + 'static {
     /// only: forwarded by [`crate::FleetSize::publish_targets`], which only
     /// an install whose role [writes the fleet size](Role::writes_fleet_size)
     /// holds). A backend with an endpoint serves it as HTTP service
-    /// discovery ([`crate::backend::render_sd_json`]); the default keeps
+    /// discovery ([`crate::FleetTarget::sd_json`]); the default keeps
     /// nothing (a push backend has no endpoint to serve it from).
     ///
     /// ```
     /// use std::sync::Mutex;
-    /// use gym_metrics_api::backend::{render_sd_json, Recorder};
+    /// use gym_metrics_api::backend::Recorder;
     /// use gym_metrics_api::{FleetTarget, Role};
     /// struct Sd(Role, Mutex<String>);
     /// impl Recorder for Sd {
@@ -142,7 +142,7 @@ pub trait Recorder: Send + Sync + 'static {
     ///     fn record_verify_ms(&self, _ms: f64, _ok: bool) {}
     ///     fn record_active_servers(&self, _n: u64) {}
     ///     fn publish_fleet_targets(&self, targets: &[FleetTarget]) {
-    ///         *self.1.lock().unwrap() = render_sd_json(targets);
+    ///         *self.1.lock().unwrap() = FleetTarget::sd_json(targets);
     ///     }
     /// }
     /// let sd = Sd(Role::orchestrator(), Mutex::new(String::new()));

@@ -50,6 +50,17 @@ impl Role {
         }
     }
 
+    /// The role of a process that declares none: a server named `server`
+    /// of type `server`, so its series still carry every role attribute.
+    ///
+    /// ```
+    /// let r = gym_metrics_api::Role::default_server();
+    /// assert_eq!((r.name(), r.server_type()), ("server", "server"));
+    /// ```
+    pub fn default_server() -> Self {
+        Role::server("server", "server")
+    }
+
     /// True for the orchestrator.
     ///
     /// ```
@@ -122,9 +133,9 @@ impl Role {
     /// ```
     pub fn resource_attributes(&self) -> [(&'static str, String); 3] {
         [
-            (ROLE_ATTRIBUTE, self.kind().to_string()),
-            (SERVER_NAME_ATTRIBUTE, self.name().to_string()),
-            (SERVER_TYPE_ATTRIBUTE, self.server_type().to_string()),
+            (Self::ROLE_ATTRIBUTE, self.kind().to_string()),
+            (Self::SERVER_NAME_ATTRIBUTE, self.name().to_string()),
+            (Self::SERVER_TYPE_ATTRIBUTE, self.server_type().to_string()),
         ]
     }
 
@@ -137,8 +148,48 @@ impl Role {
     /// assert_eq!(r.service_name(Some("lab")), "lab/s-0");
     /// ```
     pub fn service_name(&self, base: Option<&str>) -> String {
-        format!("{}/{}", base.unwrap_or(DEFAULT_SERVICE_NAME), self.name())
+        format!(
+            "{}/{}",
+            base.unwrap_or(Self::DEFAULT_SERVICE_NAME),
+            self.name()
+        )
     }
+
+    /// The base of `service.name` when `OTEL_SERVICE_NAME` is not set: NeMo
+    /// Gym's (its orchestrator sets `OTEL_SERVICE_NAME=nemo-gym` by default).
+    ///
+    /// ```
+    /// use gym_metrics_api::Role;
+    /// let without_env = Role::orchestrator().service_name(None);
+    /// assert_eq!(without_env, format!("{}/orchestrator", Role::DEFAULT_SERVICE_NAME));
+    /// ```
+    pub const DEFAULT_SERVICE_NAME: &str = "nemo-gym";
+    /// Resource attribute carrying [`Role::kind`].
+    ///
+    /// ```
+    /// use gym_metrics_api::Role;
+    /// let attrs = Role::server("s-0", "resources").resource_attributes();
+    /// assert!(attrs.contains(&(Role::ROLE_ATTRIBUTE, "server".to_string())));
+    /// ```
+    pub const ROLE_ATTRIBUTE: &str = "gym.role";
+    /// Resource attribute carrying [`Role::name`]: NeMo Gym's key.
+    ///
+    /// ```
+    /// use gym_metrics_api::Role;
+    /// let attrs = Role::server("math-0", "resources").resource_attributes();
+    /// assert!(attrs.contains(&(Role::SERVER_NAME_ATTRIBUTE, "math-0".to_string())));
+    /// ```
+    pub const SERVER_NAME_ATTRIBUTE: &str = "nemo.gym.server.name";
+    /// Resource attribute carrying [`Role::server_type`]: NeMo Gym's key (Gym's
+    /// types are `resources_servers`, `responses_api_agents`,
+    /// `responses_api_models`, `environment_servers` and `orchestrator`).
+    ///
+    /// ```
+    /// use gym_metrics_api::Role;
+    /// let attrs = Role::orchestrator().resource_attributes();
+    /// assert!(attrs.contains(&(Role::SERVER_TYPE_ATTRIBUTE, "orchestrator".to_string())));
+    /// ```
+    pub const SERVER_TYPE_ATTRIBUTE: &str = "nemo.gym.server.type";
 }
 
 impl fmt::Display for Role {
@@ -151,46 +202,6 @@ impl fmt::Display for Role {
         }
     }
 }
-
-/// The base of `service.name` when `OTEL_SERVICE_NAME` is not set: NeMo
-/// Gym's (its orchestrator sets `OTEL_SERVICE_NAME=nemo-gym` by default).
-///
-/// ```
-/// use gym_metrics_api::backend::DEFAULT_SERVICE_NAME;
-/// use gym_metrics_api::Role;
-/// let without_env = Role::orchestrator().service_name(None);
-/// assert_eq!(without_env, format!("{DEFAULT_SERVICE_NAME}/orchestrator"));
-/// ```
-pub const DEFAULT_SERVICE_NAME: &str = "nemo-gym";
-/// Resource attribute carrying [`Role::kind`].
-///
-/// ```
-/// use gym_metrics_api::backend::ROLE_ATTRIBUTE;
-/// use gym_metrics_api::Role;
-/// let attrs = Role::server("s-0", "resources").resource_attributes();
-/// assert!(attrs.contains(&(ROLE_ATTRIBUTE, "server".to_string())));
-/// ```
-pub const ROLE_ATTRIBUTE: &str = "gym.role";
-/// Resource attribute carrying [`Role::name`]: NeMo Gym's key.
-///
-/// ```
-/// use gym_metrics_api::backend::SERVER_NAME_ATTRIBUTE;
-/// use gym_metrics_api::Role;
-/// let attrs = Role::server("math-0", "resources").resource_attributes();
-/// assert!(attrs.contains(&(SERVER_NAME_ATTRIBUTE, "math-0".to_string())));
-/// ```
-pub const SERVER_NAME_ATTRIBUTE: &str = "nemo.gym.server.name";
-/// Resource attribute carrying [`Role::server_type`]: NeMo Gym's key (Gym's
-/// types are `resources_servers`, `responses_api_agents`,
-/// `responses_api_models`, `environment_servers` and `orchestrator`).
-///
-/// ```
-/// use gym_metrics_api::backend::SERVER_TYPE_ATTRIBUTE;
-/// use gym_metrics_api::Role;
-/// let attrs = Role::orchestrator().resource_attributes();
-/// assert!(attrs.contains(&(SERVER_TYPE_ATTRIBUTE, "orchestrator".to_string())));
-/// ```
-pub const SERVER_TYPE_ATTRIBUTE: &str = "nemo.gym.server.type";
 
 /// `Ok` when `role` may write `gym.servers.active` ([`Role::writes_fleet_size`]),
 /// otherwise the [`RoleError`] naming it: the facade's runtime refusal.

@@ -6,8 +6,6 @@
 
 use std::fmt;
 
-use crate::config_error::ConfigError;
-
 /// One of NeMo Gym's span groups.
 ///
 /// ```
@@ -81,10 +79,9 @@ impl Group {
 /// ```
 /// use gym_metrics_api::backend::SpanGroups;
 /// use gym_metrics_api::Group;
-/// let groups = SpanGroups::parse("NEMO_GYM_OTEL_SPAN_GROUPS", "default,verify")?;
+/// let groups = SpanGroups::parse("default,verify").unwrap();
 /// assert!(groups.contains(Group::Verify) && groups.contains(Group::Job));
 /// assert!(!SpanGroups::DEFAULT_PRESET.contains(Group::Verify));
-/// # Ok::<(), gym_metrics_api::backend::ConfigError>(())
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SpanGroups(u8);
@@ -150,19 +147,15 @@ impl SpanGroups {
 
     /// Parses a comma-separated list of group names and presets
     /// (`default`, `per_rollout`, `all`), case-insensitive, as Gym does;
-    /// `variable` names the source in the error.
-    ///
-    /// # Errors
-    /// An unknown name, or a list naming nothing, naming `variable`, the
-    /// value, and every valid name and preset.
+    /// `None` for an unknown name or a list naming nothing (the environment
+    /// reader turns that into an error quoting [`SpanGroups::valid_names`]).
     ///
     /// ```
     /// use gym_metrics_api::backend::SpanGroups;
-    /// let e = SpanGroups::parse("NEMO_GYM_OTEL_SPAN_GROUPS", "verify,checkpoint").unwrap_err();
-    /// assert!(e.to_string().contains("checkpoint") && e.to_string().contains("per_rollout"));
+    /// assert!(SpanGroups::parse("verify,checkpoint").is_none());
+    /// assert_eq!(SpanGroups::parse(" Verify ,,"), SpanGroups::parse("verify"));
     /// ```
-    pub fn parse(variable: &'static str, value: &str) -> Result<Self, ConfigError> {
-        let invalid = || ConfigError::invalid(variable, value, valid_names());
+    pub fn parse(value: &str) -> Option<Self> {
         let mut bits = 0;
         let mut named = false;
         for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
@@ -171,30 +164,28 @@ impl SpanGroups {
                 "default" => Self::DEFAULT_PRESET.0,
                 "per_rollout" => Self::PER_ROLLOUT.0,
                 "all" => Self::ALL.0,
-                name => Group::ALL
-                    .iter()
-                    .find(|g| g.name() == name)
-                    .ok_or_else(invalid)?
-                    .bit(),
+                name => Group::ALL.iter().find(|g| g.name() == name)?.bit(),
             };
         }
-        if named {
-            Ok(SpanGroups(bits))
-        } else {
-            Err(invalid())
-        }
+        named.then_some(SpanGroups(bits))
     }
-}
 
-/// Every valid name and preset, for the error message.
-fn valid_names() -> String {
-    let names: Vec<&str> = Group::ALL.iter().map(|g| g.name()).collect();
-    format!(
-        "a comma-separated list of span groups ({}) and presets (default = {}; per_rollout = {}; all)",
-        names.join(", "),
-        SpanGroups::DEFAULT_PRESET,
-        SpanGroups::PER_ROLLOUT
-    )
+    /// What [`SpanGroups::parse`] accepts, for an error message: every group
+    /// name and preset.
+    ///
+    /// ```
+    /// let valid = gym_metrics_api::backend::SpanGroups::valid_names();
+    /// assert!(valid.contains("model_call") && valid.contains("per_rollout"));
+    /// ```
+    pub fn valid_names() -> String {
+        let names: Vec<&str> = Group::ALL.iter().map(|g| g.name()).collect();
+        format!(
+            "a comma-separated list of span groups ({}) and presets (default = {}; per_rollout = {}; all)",
+            names.join(", "),
+            SpanGroups::DEFAULT_PRESET,
+            SpanGroups::PER_ROLLOUT
+        )
+    }
 }
 
 impl fmt::Display for SpanGroups {
@@ -218,8 +209,6 @@ impl fmt::Debug for SpanGroups {
 mod tests {
     use super::*;
 
-    const VAR: &str = "NEMO_GYM_OTEL_SPAN_GROUPS";
-
     fn names(groups: SpanGroups) -> String {
         groups.to_string()
     }
@@ -227,33 +216,33 @@ mod tests {
     #[test]
     fn presets_are_gyms() {
         assert_eq!(
-            names(SpanGroups::parse(VAR, "default").unwrap()),
+            names(SpanGroups::parse("default").unwrap()),
             "job,server,http_client,rollout"
         );
         assert_eq!(
-            names(SpanGroups::parse(VAR, "per_rollout").unwrap()),
+            names(SpanGroups::parse("per_rollout").unwrap()),
             "server,http_client,rollout,verify,agent,model_call"
         );
         assert_eq!(
-            names(SpanGroups::parse(VAR, "ALL").unwrap()),
+            names(SpanGroups::parse("ALL").unwrap()),
             "job,server,http_client,rollout,verify,agent,model_call,sandbox"
         );
     }
 
     #[test]
     fn names_and_presets_combine_case_insensitively() {
-        let g = SpanGroups::parse(VAR, " Default , VERIFY,,sandbox ").unwrap();
+        let g = SpanGroups::parse(" Default , VERIFY,,sandbox ").unwrap();
         assert_eq!(names(g), "job,server,http_client,rollout,verify,sandbox");
-        assert_eq!(names(SpanGroups::parse(VAR, "verify").unwrap()), "verify");
+        assert_eq!(names(SpanGroups::parse("verify").unwrap()), "verify");
     }
 
     #[test]
-    fn unknown_or_empty_is_an_error_listing_the_valid_names() {
+    fn unknown_or_empty_is_refused_and_the_valid_names_listed() {
         for bad in ["checkpoint", "default,evaluate", ",", "verify;rollout"] {
-            let e = SpanGroups::parse(VAR, bad).unwrap_err();
-            let text = e.to_string();
-            assert_eq!(e.variable(), VAR);
-            assert!(text.contains(&format!("{bad:?}")), "{text}");
+            assert_eq!(SpanGroups::parse(bad), None, "{bad}");
+        }
+        let text = SpanGroups::valid_names();
+        {
             for valid in [
                 "job",
                 "model_call",

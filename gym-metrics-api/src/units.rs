@@ -49,16 +49,10 @@ pub fn short_duration_nanos(duration: Duration) -> Option<u64> {
 /// one multiplication where `as_secs_f64() * 1000.0` divides. A whole number
 /// of milliseconds (below 2^53 ns, 104 days) comes out exact: `1e-6` is off
 /// by under half an ulp of any product's integer part, so the product rounds
-/// back to that integer.
-///
-/// ```
-/// use std::time::Duration;
-/// use gym_metrics_api::backend::duration_ms;
-/// assert_eq!(duration_ms(Duration::from_secs(3)), 3_000.0); // exact
-/// assert_eq!(duration_ms(Duration::from_micros(1_500)), 1.5);
-/// ```
+/// back to that integer (the unit tests below hold every whole millisecond
+/// up to 10 minutes to that).
 #[inline(always)]
-pub fn duration_ms(duration: Duration) -> f64 {
+pub(crate) fn duration_ms(duration: Duration) -> f64 {
     duration_nanos(duration) as f64 * 1e-6
 }
 

@@ -36,14 +36,14 @@
 use gym_metrics_api::backend::NoopRecorder;
 use gym_metrics_api::{install, FleetSize, Installation, Role};
 
-pub use gym_metrics_api::backend::ConfigError;
+use std::convert::Infallible;
 
 /// Builds the no-op backend.
 ///
 /// ```
 /// use gym_metrics_api::backend::Recorder;
 /// let (recorder, _guard) = gym_metrics_noop::NoopBuilder::new().build()?;
-/// assert_eq!(recorder.role(), &gym_metrics_api::backend::default_server_role());
+/// assert_eq!(recorder.role(), &gym_metrics_api::Role::default_server());
 /// # Ok::<(), gym_metrics_noop::BuildError>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -59,7 +59,7 @@ impl Default for NoopBuilder {
 
 impl NoopBuilder {
     /// A builder for the role every backend starts with
-    /// ([`gym_metrics_api::backend::default_server_role`]).
+    /// ([`gym_metrics_api::Role::default_server`]).
     ///
     /// ```
     /// let b = gym_metrics_noop::NoopBuilder::new();
@@ -67,23 +67,26 @@ impl NoopBuilder {
     /// ```
     pub fn new() -> Self {
         Self {
-            role: gym_metrics_api::backend::default_server_role(),
+            role: gym_metrics_api::Role::default_server(),
         }
     }
 
-    /// [`NoopBuilder::new`]: the no-op backend reads no variable. It has the
-    /// real backends' signature, so switching backend changes no code.
+    /// [`NoopBuilder::new`]: the no-op backend reads no variable, so it cannot
+    /// fail. `NoopBuilder::from_env()?` still reads as every backend's does
+    /// in a function returning `Box<dyn Error>` (the error type is
+    /// [`Infallible`], which is why this crate needs no configuration error,
+    /// and no kit, of its own).
     ///
     /// # Errors
-    /// None in this backend; the type is the one every backend returns.
+    /// Never.
     ///
     /// ```
     /// std::env::set_var("OTEL_METRICS_EXPORTER", "console");
     /// let b = gym_metrics_noop::NoopBuilder::from_env()?; // reads none of it
     /// assert_eq!(format!("{b:?}"), format!("{:?}", gym_metrics_noop::NoopBuilder::new()));
-    /// # Ok::<(), gym_metrics_noop::ConfigError>(())
+    /// # Ok::<(), std::convert::Infallible>(())
     /// ```
-    pub fn from_env() -> Result<Self, ConfigError> {
+    pub fn from_env() -> Result<Self, Infallible> {
         Ok(Self::new())
     }
 

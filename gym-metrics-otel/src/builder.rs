@@ -7,10 +7,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use gym_metrics_api::backend::{
-    Boundaries, BoundariesError, EnvVars, GymEnv, NoopRecorder, RedactedHeaders,
-};
+use gym_metrics_api::backend::{Boundaries, BoundariesError, NoopRecorder};
 use gym_metrics_api::Role;
+use gym_metrics_kit::env::EnvVars;
+use gym_metrics_kit::env::GymEnv;
+use gym_metrics_kit::redact::RedactedHeaders;
 
 use crate::console_writer::ConsoleWriter;
 use crate::endpoint::Endpoint;
@@ -43,7 +44,7 @@ pub(crate) const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 /// [`OtelBuilder::export_interval`] for why 10), a 10 s OTLP timeout within
 /// a 30 s export timeout, cumulative temporality, the catalogue's bucket
 /// boundaries, a 5 s shutdown deadline, and the role
-/// [`gym_metrics_api::backend::default_server_role`].
+/// [`gym_metrics_api::Role::default_server`].
 ///
 /// `Debug` prints every setting but the header values and the endpoint's
 /// user-info, which it redacts.
@@ -89,7 +90,7 @@ pub struct OtelBuilder {
     gym: GymEnv,
     /// The `metrics` facade bridge's options, if asked for.
     #[cfg(feature = "metrics-facade")]
-    metrics_facade: Option<gym_metrics_api::metrics_facade::MetricsFacade>,
+    metrics_facade: Option<gym_metrics_kit::bridge::MetricsBridgeOptions>,
     /// `with_process_metrics`.
     process_metrics: bool,
 }
@@ -107,13 +108,13 @@ impl OtelBuilder {
     /// use gym_metrics_api::backend::Recorder;
     /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
     /// let (recorder, guard) = OtelBuilder::new().exporter(MetricsExporter::None).build()?;
-    /// assert_eq!(recorder.role(), &gym_metrics_api::backend::default_server_role());
+    /// assert_eq!(recorder.role(), &gym_metrics_api::Role::default_server());
     /// guard.shutdown()?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn new() -> Self {
         Self {
-            role: gym_metrics_api::backend::default_server_role(),
+            role: gym_metrics_api::Role::default_server(),
             exporter: MetricsExporter::default(),
             protocol: OtlpProtocol::default(),
             endpoint: None,
@@ -255,7 +256,7 @@ impl OtelBuilder {
     /// Gym's exporter and protocol, which this setter leaves alone.)
     ///
     /// ```
-    /// use gym_metrics_api::backend::GymEnv;
+    /// use gym_metrics_kit::env::GymEnv;
     /// let gym = GymEnv::read(|n| (n == "NEMO_GYM_OTEL_RUN_ID").then(|| "run-7".to_string()))?;
     /// let b = gym_metrics_otel::OtelBuilder::new().gym_env(gym);
     /// assert!(format!("{b:?}").contains("run-7"));
@@ -488,7 +489,7 @@ impl OtelBuilder {
     /// The Prometheus backend's `process_max_fds` has no convention and no
     /// instrument here; its `process_start_time_seconds` is
     /// `process.uptime` here. Values come from `/proc` through the `procfs`
-    /// crate (see [`gym_metrics_api::process_metrics`]).
+    /// crate (see [`gym_metrics_kit::process`]).
     ///
     /// ```
     /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
@@ -598,8 +599,8 @@ impl OtelBuilder {
     /// `metrics` recorder slot from an application that fills it otherwise.
     ///
     /// ```no_run
-    /// use gym_metrics_api::metrics_facade::{HistogramMatcher, MetricsFacade};
-    /// let facade = MetricsFacade::new()
+    /// use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
+    /// let facade = MetricsBridgeOptions::new()
     ///     .histogram_buckets(HistogramMatcher::Prefix("sandbox.".into()), vec![0.1, 1.0, 10.0])?;
     /// let guard = gym_metrics_otel::OtelBuilder::from_env()?
     ///     .with_metrics_facade(facade)
@@ -611,7 +612,7 @@ impl OtelBuilder {
     #[cfg(feature = "metrics-facade")]
     pub fn with_metrics_facade(
         mut self,
-        options: gym_metrics_api::metrics_facade::MetricsFacade,
+        options: gym_metrics_kit::bridge::MetricsBridgeOptions,
     ) -> Self {
         self.metrics_facade = Some(options);
         self
@@ -658,7 +659,7 @@ impl OtelBuilder {
             .iter()
             .find(|(key, _)| key == "service.instance.id")
             .map(|(_, id)| id.clone())
-            .unwrap_or_else(gym_metrics_api::backend::resource::new_instance_id);
+            .unwrap_or_else(gym_metrics_kit::resource::new_instance_id);
         let resource = build_resource(
             &self.role,
             self.service_name.as_deref(),
@@ -687,7 +688,7 @@ impl OtelBuilder {
             provider
         };
         let provider = meter_provider(resource, self.histogram_aggregation, export, views)?;
-        if self.process_metrics && gym_metrics_api::process_metrics::available("gym-metrics-otel") {
+        if self.process_metrics && gym_metrics_kit::process::available("gym-metrics-otel") {
             crate::process_instruments::register(&crate::recorder::gym_meter(&provider));
         }
         let recorder = OtelRecorder::new(&provider, self.role, &self.boundaries)
@@ -794,7 +795,7 @@ mod tests {
     #[test]
     fn nothing_set_gives_the_defaults() {
         let b = from(&[]);
-        assert_eq!(b.role, gym_metrics_api::backend::default_server_role());
+        assert_eq!(b.role, gym_metrics_api::Role::default_server());
         assert_eq!(b.exporter, MetricsExporter::Otlp);
         assert_eq!(b.protocol, OtlpProtocol::HttpProtobuf);
         assert_eq!(b.export_interval, Duration::from_secs(10));

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use gym_metrics_api::backend::redact_userinfo;
+use gym_metrics_kit::redact::redact_userinfo;
 
 use crate::{ConfigError, OtlpProtocol};
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 // A configuration value was rejected: an `OTEL_*` variable or a builder
 // setting. The one error type of every gym-metrics backend, secrets redacted.
-pub use gym_metrics_api::backend::ConfigError;
+pub use gym_metrics_kit::ConfigError;
 
 /// The backend could not be started.
 ///
@@ -42,7 +42,7 @@ pub enum BuildError {
 
 impl From<opentelemetry_otlp::ExporterBuildError> for BuildError {
     fn from(e: opentelemetry_otlp::ExporterBuildError) -> Self {
-        BuildError::Exporter(gym_metrics_api::backend::redact_userinfo(&e.to_string()).into_owned())
+        BuildError::Exporter(gym_metrics_kit::redact::redact_userinfo(&e.to_string()).into_owned())
     }
 }
 

@@ -157,7 +157,7 @@ impl OtelGuard {
 
 /// The SDK's error as text, the user-info of any URL in it redacted.
 fn redacted(e: &impl fmt::Display) -> String {
-    gym_metrics_api::backend::redact_userinfo(&e.to_string()).into_owned()
+    gym_metrics_kit::redact::redact_userinfo(&e.to_string()).into_owned()
 }
 
 impl Drop for OtelGuard {

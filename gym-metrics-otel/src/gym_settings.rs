@@ -10,7 +10,8 @@
 //! so the collector Gym's orchestrator points its fleet at gets what it
 //! gets from Gym's own servers (on `localhost:4317` unless an endpoint is set).
 
-use gym_metrics_api::backend::{GymEnv, GymExporter};
+use gym_metrics_kit::env::GymEnv;
+use gym_metrics_kit::env::GymExporter;
 
 use crate::{MetricsExporter, OtlpProtocol};
 

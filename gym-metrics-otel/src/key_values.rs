@@ -1,7 +1,7 @@
 //! The `key=value,key=value` lists of `OTEL_RESOURCE_ATTRIBUTES` and
 //! `OTEL_EXPORTER_OTLP_HEADERS`, values percent-decoded.
 
-use gym_metrics_api::backend::resource::{self, parse_key_value_list};
+use gym_metrics_kit::resource::{self, parse_key_value_list};
 
 use crate::ConfigError;
 

@@ -70,7 +70,11 @@ pub use env::ENV_VARIABLES;
 pub use errors::{BuildError, ConfigError, FlushError, ShutdownError};
 pub use exporter_choice::MetricsExporter;
 pub use guard::OtelGuard;
-pub use gym_metrics_api::backend::{SCOPE_NAME, SCOPE_VERSION};
+/// The options of the `metrics` bridge (histogram buckets by name, cardinality
+/// limit), given to the builder's `with_metrics_facade`.
+#[cfg(feature = "metrics-facade")]
+pub use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
+pub use gym_metrics_kit::{SCOPE_NAME, SCOPE_VERSION};
 pub use histogram_aggregation::HistogramAggregation;
 #[cfg(feature = "metrics-facade")]
 pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};

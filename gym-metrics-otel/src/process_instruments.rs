@@ -1,7 +1,7 @@
 //! The process instruments ([`crate::OtelBuilder::with_process_metrics`]):
 //! OpenTelemetry's `process.*` semantic conventions (semconv 1.3x, status
 //! Development), as asynchronous instruments on the `gym-metrics` meter whose
-//! callbacks read `/proc` ([`gym_metrics_api::process_metrics`]) at each
+//! callbacks read `/proc` ([`gym_metrics_kit::process`]) at each
 //! collection, so every export carries the values of that moment.
 //!
 //! | instrument | kind | unit | attributes |
@@ -23,7 +23,7 @@
 use opentelemetry::metrics::Meter;
 use opentelemetry::KeyValue;
 
-use gym_metrics_api::process_metrics::{log_read_failure_once, ProcessReading};
+use gym_metrics_kit::process::{log_read_failure_once, ProcessReading};
 
 /// The names, as exported (also what the tests assert).
 pub(crate) const CPU_TIME: &str = "process.cpu.time";

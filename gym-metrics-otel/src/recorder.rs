@@ -3,11 +3,11 @@
 use std::fmt;
 use std::sync::Arc;
 
-use gym_metrics_api::backend::{
-    catalogue, Boundaries, Recorder, SpanGroups, VerifyTally, MAX_DURATION_MS, SCOPE_NAME,
-    SCOPE_VERSION,
-};
+use gym_metrics_api::backend::{Boundaries, Instrument, Recorder, SpanGroups};
 use gym_metrics_api::{HttpServerRequest, Role};
+use gym_metrics_kit::VerifyTally;
+use gym_metrics_kit::SCOPE_NAME;
+use gym_metrics_kit::SCOPE_VERSION;
 use opentelemetry::metrics::{Gauge, Histogram, Meter, MeterProvider as _};
 use opentelemetry::InstrumentationScope;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
@@ -67,23 +67,23 @@ impl OtelRecorder {
         let tally = Arc::new(VerifyTally::new());
         register_tally_instruments(&meter, &tally);
         let servers_active = role.writes_fleet_size().then(|| {
-            let i = catalogue::SERVERS_ACTIVE;
+            let i = Instrument::SERVERS_ACTIVE;
             meter
                 .u64_gauge(i.name)
                 .with_description(i.description)
                 .build()
         });
-        let http = catalogue::HTTP_SERVER_REQUEST_DURATION;
+        let http = Instrument::HTTP_SERVER_REQUEST_DURATION;
         let http_server = meter
             .f64_histogram(http.name)
             .with_unit(http.unit.unwrap_or_default())
             .with_description(http.description)
-            .with_boundaries(catalogue::HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec())
+            .with_boundaries(Instrument::HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec())
             .build();
         Self {
             http_server,
-            rollout: histogram(&meter, catalogue::ROLLOUT_DURATION, boundaries),
-            verify: histogram(&meter, catalogue::VERIFY_DURATION, boundaries),
+            rollout: histogram(&meter, Instrument::ROLLOUT_DURATION, boundaries),
+            verify: histogram(&meter, Instrument::VERIFY_DURATION, boundaries),
             servers_active,
             tally,
             role,
@@ -110,7 +110,7 @@ pub(crate) fn gym_meter(provider: &SdkMeterProvider) -> Meter {
 
 fn histogram(
     meter: &Meter,
-    instrument: gym_metrics_api::backend::catalogue::Instrument,
+    instrument: gym_metrics_api::backend::Instrument,
     boundaries: &Boundaries,
 ) -> Histogram<f64> {
     meter
@@ -125,7 +125,7 @@ fn histogram(
 /// tally when the SDK collects. The SDK keeps the callbacks for the meter's
 /// life, so the instrument handles need not be kept.
 fn register_tally_instruments(meter: &Meter, tally: &Arc<VerifyTally>) {
-    let rate = catalogue::VERIFY_SUCCESS_RATE;
+    let rate = Instrument::VERIFY_SUCCESS_RATE;
     let t = Arc::clone(tally);
     meter
         .f64_observable_gauge(rate.name)
@@ -136,14 +136,14 @@ fn register_tally_instruments(meter: &Meter, tally: &Arc<VerifyTally>) {
             }
         })
         .build();
-    let completed = catalogue::VERIFY_COMPLETED;
+    let completed = Instrument::VERIFY_COMPLETED;
     let t = Arc::clone(tally);
     meter
         .u64_observable_counter(completed.name)
         .with_description(completed.description)
         .with_callback(move |observer| observer.observe(t.snapshot().completed, &[]))
         .build();
-    let succeeded = catalogue::VERIFY_SUCCEEDED;
+    let succeeded = Instrument::VERIFY_SUCCEEDED;
     let t = Arc::clone(tally);
     meter
         .u64_observable_counter(succeeded.name)
@@ -166,12 +166,14 @@ impl Recorder for OtelRecorder {
     // +Inf; capped, no number of records can (same `+Inf` bucket, count exact).
     #[inline]
     fn record_rollout_duration_ms(&self, duration_ms: f64) {
-        self.rollout.record(duration_ms.min(MAX_DURATION_MS), &[]);
+        self.rollout
+            .record(duration_ms.min(Instrument::MAX_DURATION_MS), &[]);
     }
 
     #[inline]
     fn record_verify_ms(&self, duration_ms: f64, succeeded: bool) {
-        self.verify.record(duration_ms.min(MAX_DURATION_MS), &[]);
+        self.verify
+            .record(duration_ms.min(Instrument::MAX_DURATION_MS), &[]);
         self.tally.record(succeeded);
     }
 

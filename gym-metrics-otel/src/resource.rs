@@ -1,7 +1,7 @@
 //! The resource every export carries: who this process is.
 
-use gym_metrics_api::backend::GymEnv;
 use gym_metrics_api::Role;
+use gym_metrics_kit::env::GymEnv;
 use opentelemetry::KeyValue;
 use opentelemetry_sdk::resource::TelemetryResourceDetector;
 use opentelemetry_sdk::Resource;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::str::FromStr;
 use std::time::Duration;
 
-use gym_metrics_api::backend::catalogue;
+use gym_metrics_api::backend::Instrument as Catalogued;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use opentelemetry_otlp::tonic_types::metadata::MetadataMap;
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig, WithTonicConfig};
@@ -55,8 +55,8 @@ pub(crate) fn meter_provider(
     if let Some(aggregation) = aggregation.sdk_override() {
         provider = provider.with_view(move |i: &Instrument| {
             let ours = [
-                catalogue::ROLLOUT_DURATION.name,
-                catalogue::VERIFY_DURATION.name,
+                Catalogued::ROLLOUT_DURATION.name,
+                Catalogued::VERIFY_DURATION.name,
             ];
             if !ours.contains(&i.name()) {
                 return None;

@@ -9,7 +9,7 @@ mod support;
 
 use std::time::Duration;
 
-use gym_metrics_api::backend::{catalogue, Recorder};
+use gym_metrics_api::backend::{Instrument, Recorder};
 use gym_metrics_api::Role;
 use gym_metrics_otel::{OtelBuilder, ENV_VARIABLES};
 use gym_testkit::any_f64;
@@ -72,8 +72,8 @@ fn f64_entry_points_never_panic_and_the_exported_sums_stay_finite() {
 
     guard.shutdown().unwrap();
     let last = collector.accepted().pop().expect("the final export");
-    let r = histogram_point(&last, catalogue::ROLLOUT_DURATION.name);
-    let v = histogram_point(&last, catalogue::VERIFY_DURATION.name);
+    let r = histogram_point(&last, Instrument::ROLLOUT_DURATION.name);
+    let v = histogram_point(&last, Instrument::VERIFY_DURATION.name);
     for (name, p) in [("rollout", r), ("verify", v)] {
         let sum = p.sum.unwrap_or_default();
         assert!(sum.is_finite(), "{name} sum {sum}");
@@ -81,11 +81,11 @@ fn f64_entry_points_never_panic_and_the_exported_sums_stay_finite() {
     assert_eq!(r.count, rollouts);
     assert_eq!(v.count, verifies);
     assert_eq!(
-        int_value(&last, catalogue::VERIFY_COMPLETED.name),
+        int_value(&last, Instrument::VERIFY_COMPLETED.name),
         verifies as i64
     );
     assert_eq!(
-        int_value(&last, catalogue::VERIFY_SUCCEEDED.name),
+        int_value(&last, Instrument::VERIFY_SUCCEEDED.name),
         successes as i64
     );
 }
@@ -103,7 +103,7 @@ fn huge_values_straight_into_the_recorder() {
     recorder.record_rollout_duration_ms(f64::MAX);
     guard.shutdown().unwrap();
     let last = collector.accepted().pop().expect("the final export");
-    let p = histogram_point(&last, catalogue::ROLLOUT_DURATION.name);
+    let p = histogram_point(&last, Instrument::ROLLOUT_DURATION.name);
     assert_eq!(p.count, 2);
     let sum = p.sum.unwrap_or_default();
     assert!(sum.is_finite(), "sum {sum}");

@@ -11,7 +11,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::backend::catalogue;
+use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
 use gym_testkit::mixed_records::{record_mixed, records_per_thread, totals, Totals, THREADS};
@@ -43,11 +43,11 @@ fn sixteen_threads_of_mixed_records_are_exact_and_every_export_is_consistent() {
     let exports = collector.accepted();
     let mut previous = (0i64, 0i64);
     for (n, e) in exports.iter().enumerate() {
-        if find(e, catalogue::VERIFY_COMPLETED.name).is_none() {
+        if find(e, Instrument::VERIFY_COMPLETED.name).is_none() {
             continue;
         }
-        let completed = int_value(e, catalogue::VERIFY_COMPLETED.name);
-        let succeeded = int_value(e, catalogue::VERIFY_SUCCEEDED.name);
+        let completed = int_value(e, Instrument::VERIFY_COMPLETED.name);
+        let succeeded = int_value(e, Instrument::VERIFY_SUCCEEDED.name);
         assert!(
             succeeded <= completed,
             "export {n}: {succeeded} > {completed}"
@@ -56,8 +56,8 @@ fn sixteen_threads_of_mixed_records_are_exact_and_every_export_is_consistent() {
             completed >= previous.0 && succeeded >= previous.1,
             "export {n} went back: {completed}/{succeeded} after {previous:?}"
         );
-        if find(e, catalogue::VERIFY_SUCCESS_RATE.name).is_some() {
-            let rate = double_value(e, catalogue::VERIFY_SUCCESS_RATE.name);
+        if find(e, Instrument::VERIFY_SUCCESS_RATE.name).is_some() {
+            let rate = double_value(e, Instrument::VERIFY_SUCCESS_RATE.name);
             assert!((0.0..=1.0).contains(&rate), "export {n}: rate {rate}");
         }
         previous = (completed, succeeded);
@@ -75,17 +75,20 @@ fn sixteen_threads_of_mixed_records_are_exact_and_every_export_is_consistent() {
         "otel concurrency: {THREADS} x {per_thread} records in {elapsed:?}; {} exports checked",
         exports.len()
     );
-    let r = histogram_point(last, catalogue::ROLLOUT_DURATION.name);
+    let r = histogram_point(last, Instrument::ROLLOUT_DURATION.name);
     assert_eq!((r.count, r.sum), (rollouts, Some(rollout_sum)));
-    let v = histogram_point(last, catalogue::VERIFY_DURATION.name);
+    let v = histogram_point(last, Instrument::VERIFY_DURATION.name);
     assert_eq!((v.count, v.sum), (verifies, Some(verify_sum)));
     assert_eq!(
-        int_value(last, catalogue::VERIFY_COMPLETED.name),
+        int_value(last, Instrument::VERIFY_COMPLETED.name),
         verifies as i64
     );
-    assert_eq!(int_value(last, catalogue::VERIFY_SUCCEEDED.name), ok as i64);
     assert_eq!(
-        double_value(last, catalogue::VERIFY_SUCCESS_RATE.name),
+        int_value(last, Instrument::VERIFY_SUCCEEDED.name),
+        ok as i64
+    );
+    assert_eq!(
+        double_value(last, Instrument::VERIFY_SUCCESS_RATE.name),
         ok as f64 / verifies as f64
     );
 }

@@ -7,7 +7,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::backend::catalogue;
+use gym_metrics_api::backend::Instrument;
 use support::fake_collector::{histogram_point, int_value, Answer, FakeCollector};
 use support::*;
 
@@ -59,12 +59,15 @@ fn a_throttling_collector_costs_nothing_and_loses_nothing() {
         .expect("an export once the collector accepts");
     let n = batches * PER_BATCH as u64;
     let per_batch_sum: f64 = (0..PER_BATCH).map(|i| 100.0 + i as f64).sum();
-    let rollouts = histogram_point(first, catalogue::ROLLOUT_DURATION.name);
+    let rollouts = histogram_point(first, Instrument::ROLLOUT_DURATION.name);
     assert_eq!(rollouts.count, n);
     assert_eq!(rollouts.sum, Some(batches as f64 * per_batch_sum));
-    assert_eq!(int_value(first, catalogue::VERIFY_COMPLETED.name), n as i64);
     assert_eq!(
-        int_value(first, catalogue::VERIFY_SUCCEEDED.name),
+        int_value(first, Instrument::VERIFY_COMPLETED.name),
+        n as i64
+    );
+    assert_eq!(
+        int_value(first, Instrument::VERIFY_SUCCEEDED.name),
         (batches * PER_BATCH.div_ceil(2) as u64) as i64
     );
 

@@ -5,7 +5,7 @@ mod support;
 
 use std::time::Duration;
 
-use gym_metrics_api::backend::catalogue;
+use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
 use support::counting_logger::CountingLogger;
@@ -43,12 +43,12 @@ fn failing_collector_is_logged_once_and_recovery_sends_full_totals() {
     let first = accepted
         .first()
         .expect("an export after the collector recovered");
-    let rollouts = histogram_point(first, catalogue::ROLLOUT_DURATION.name);
+    let rollouts = histogram_point(first, Instrument::ROLLOUT_DURATION.name);
     assert_eq!(rollouts.count, 3);
     assert_eq!(rollouts.sum, Some(48520.0));
-    assert_eq!(int_value(first, catalogue::VERIFY_COMPLETED.name), 4);
+    assert_eq!(int_value(first, Instrument::VERIFY_COMPLETED.name), 4);
     assert_eq!(
-        int_value(first, catalogue::SERVERS_ACTIVE.name),
+        int_value(first, Instrument::SERVERS_ACTIVE.name),
         FLEET_SIZE as i64
     );
     let infos = log.lines(log::Level::Info);

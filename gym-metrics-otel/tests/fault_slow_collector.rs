@@ -7,7 +7,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::backend::catalogue;
+use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
 use support::fake_collector::{histogram_point, int_value, Answer, FakeCollector};
@@ -89,15 +89,15 @@ fn a_collector_slow_within_the_timeout_gets_the_exact_totals() {
         .slow_answered()
         .pop()
         .expect("the final export, answered late but answered");
-    let rollouts = histogram_point(&last, catalogue::ROLLOUT_DURATION.name);
+    let rollouts = histogram_point(&last, Instrument::ROLLOUT_DURATION.name);
     assert_eq!(rollouts.count, ROLLOUTS_MS.len() as u64);
     assert_eq!(rollouts.sum, Some(ROLLOUTS_MS.iter().sum::<f64>()));
     assert_eq!(
-        int_value(&last, catalogue::VERIFY_COMPLETED.name),
+        int_value(&last, Instrument::VERIFY_COMPLETED.name),
         VERIFIES.len() as i64
     );
     assert_eq!(
-        int_value(&last, catalogue::SERVERS_ACTIVE.name),
+        int_value(&last, Instrument::SERVERS_ACTIVE.name),
         FLEET_SIZE as i64
     );
 }

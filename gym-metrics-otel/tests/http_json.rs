@@ -9,7 +9,7 @@
 
 mod support;
 
-use gym_metrics_api::backend::catalogue;
+use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
 use support::fake_collector::{Answer, FakeCollector};
@@ -52,8 +52,8 @@ fn reference_sequence_arrives_exactly_over_http_json() {
         Some("json/orchestrator")
     );
     for (instrument, values) in [
-        (catalogue::ROLLOUT_DURATION, rollout_values()),
-        (catalogue::VERIFY_DURATION, verify_values()),
+        (Instrument::ROLLOUT_DURATION, rollout_values()),
+        (Instrument::VERIFY_DURATION, verify_values()),
     ] {
         let p = point(doc, instrument.name, "histogram");
         assert!(p["count"].is_string(), "int64 as a JSON string: {p}");
@@ -72,16 +72,16 @@ fn reference_sequence_arrives_exactly_over_http_json() {
             instrument.name
         );
     }
-    let rate = point(doc, catalogue::VERIFY_SUCCESS_RATE.name, "gauge");
+    let rate = point(doc, Instrument::VERIFY_SUCCESS_RATE.name, "gauge");
     assert_eq!(rate["asDouble"].as_f64(), Some(0.75));
-    let completed = point(doc, catalogue::VERIFY_COMPLETED.name, "sum");
+    let completed = point(doc, Instrument::VERIFY_COMPLETED.name, "sum");
     assert_eq!(u64_of(&completed["asInt"]), 4);
-    let succeeded = point(doc, catalogue::VERIFY_SUCCEEDED.name, "sum");
+    let succeeded = point(doc, Instrument::VERIFY_SUCCEEDED.name, "sum");
     assert_eq!(u64_of(&succeeded["asInt"]), 3);
     assert_eq!(
-        metric(doc, catalogue::VERIFY_COMPLETED.name).unwrap()["sum"]["isMonotonic"],
+        metric(doc, Instrument::VERIFY_COMPLETED.name).unwrap()["sum"]["isMonotonic"],
         true
     );
-    let active = point(doc, catalogue::SERVERS_ACTIVE.name, "gauge");
+    let active = point(doc, Instrument::SERVERS_ACTIVE.name, "gauge");
     assert_eq!(u64_of(&active["asInt"]), FLEET_SIZE);
 }

@@ -4,7 +4,7 @@ mod support;
 
 use std::time::Duration;
 
-use gym_metrics_api::backend::catalogue;
+use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::Role;
 use gym_metrics_otel::{BuildError, MetricsExporter, OtelBuilder};
 use support::otlp_json::*;
@@ -41,17 +41,17 @@ fn install_feeds_the_facade_and_only_once() {
 
     guard.shutdown().unwrap();
     let doc: serde_json::Value = serde_json::from_str(buf.text().lines().last().unwrap()).unwrap();
-    let rollouts = point(&doc, catalogue::ROLLOUT_DURATION.name, "histogram");
+    let rollouts = point(&doc, Instrument::ROLLOUT_DURATION.name, "histogram");
     assert_eq!(u64_of(&rollouts["count"]), 3);
     assert_eq!(rollouts["sum"].as_f64(), Some(48520.0));
-    let verifies = point(&doc, catalogue::VERIFY_DURATION.name, "histogram");
+    let verifies = point(&doc, Instrument::VERIFY_DURATION.name, "histogram");
     assert!((verifies["sum"].as_f64().unwrap() - 9490.0).abs() < 1e-6);
     assert_eq!(
-        point(&doc, catalogue::VERIFY_SUCCESS_RATE.name, "gauge")["asDouble"].as_f64(),
+        point(&doc, Instrument::VERIFY_SUCCESS_RATE.name, "gauge")["asDouble"].as_f64(),
         Some(0.75)
     );
     assert_eq!(
-        u64_of(&point(&doc, catalogue::SERVERS_ACTIVE.name, "gauge")["asInt"]),
+        u64_of(&point(&doc, Instrument::SERVERS_ACTIVE.name, "gauge")["asInt"]),
         FLEET_SIZE
     );
 }

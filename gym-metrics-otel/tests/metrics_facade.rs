@@ -8,8 +8,8 @@
 mod support;
 
 use gym_metrics_api::backend::Recorder;
-use gym_metrics_api::metrics_facade::{HistogramMatcher, MetricsFacade, DEFAULT_HISTOGRAM_BOUNDS};
 use gym_metrics_api::Role;
+use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions, DEFAULT_HISTOGRAM_BOUNDS};
 use gym_metrics_otel::{MetricsBridgeRecorder, MetricsBridgeStats, MetricsExporter, OtelBuilder};
 use serde_json::Value;
 use support::counting_logger::CountingLogger;
@@ -24,7 +24,7 @@ struct Bridged {
     out: SharedBuf,
 }
 
-fn bridged(facade: MetricsFacade) -> Bridged {
+fn bridged(facade: MetricsBridgeOptions) -> Bridged {
     let out = SharedBuf::default();
     let (recorder, guard) = OtelBuilder::new()
         .role(Role::server("math-0", "resources"))
@@ -110,7 +110,7 @@ fn point_with<'a>(points: &'a [Value], want: &[&str]) -> &'a Value {
 #[test]
 fn counters_gauges_and_histograms_reach_the_export_beside_ours_with_labels_descriptions_and_units()
 {
-    let b = bridged(MetricsFacade::new());
+    let b = bridged(MetricsBridgeOptions::new());
     b.recorder.record_verify_ms(40.0, true);
     metrics::with_local_recorder(&b.bridge, || {
         metrics::describe_counter!("sandbox.exec", "Sandbox commands run");
@@ -181,7 +181,7 @@ fn counters_gauges_and_histograms_reach_the_export_beside_ours_with_labels_descr
 
 #[test]
 fn a_handle_registered_once_keeps_recording_into_its_series_from_any_thread() {
-    let b = bridged(MetricsFacade::new());
+    let b = bridged(MetricsBridgeOptions::new());
     let counter = metrics::with_local_recorder(&b.bridge, || metrics::counter!("held", "k" => "v"));
     let gauge = metrics::with_local_recorder(&b.bridge, || metrics::gauge!("level", "k" => "v"));
     // Recorded outside any recorder scope: the handles hold their series.
@@ -211,7 +211,7 @@ fn a_handle_registered_once_keeps_recording_into_its_series_from_any_thread() {
 
 #[test]
 fn histogram_boundaries_follow_the_first_matching_rule() {
-    let facade = MetricsFacade::new()
+    let facade = MetricsBridgeOptions::new()
         .histogram_buckets(HistogramMatcher::Full("db.query".into()), vec![0.5])
         .unwrap()
         .histogram_buckets(
@@ -253,7 +253,7 @@ fn histogram_boundaries_follow_the_first_matching_rule() {
 #[test]
 fn label_sets_past_the_limit_share_the_overflow_series_counted_and_logged_once() {
     let logger = CountingLogger::install();
-    let b = bridged(MetricsFacade::new().cardinality_limit(3));
+    let b = bridged(MetricsBridgeOptions::new().cardinality_limit(3));
     metrics::with_local_recorder(&b.bridge, || {
         // The empty label set does not count towards the limit.
         metrics::counter!("jobs.started").increment(100);
@@ -310,7 +310,7 @@ fn label_sets_past_the_limit_share_the_overflow_series_counted_and_logged_once()
 fn a_limit_above_the_sdks_default_is_the_sdks_limit_too() {
     // The SDK's own default limit is 2000 series: the bridge's view raises
     // it, so 2100 label sets within our limit are 2100 series.
-    let b = bridged(MetricsFacade::new().cardinality_limit(2100));
+    let b = bridged(MetricsBridgeOptions::new().cardinality_limit(2100));
     metrics::with_local_recorder(&b.bridge, || {
         for i in 0..2100 {
             metrics::counter!("wide", "i" => i.to_string()).increment(1);
@@ -329,7 +329,7 @@ fn a_limit_above_the_sdks_default_is_the_sdks_limit_too() {
 fn names_meeting_a_gym_family_another_family_or_no_opentelemetry_name_are_refused_and_logged_once()
 {
     let logger = CountingLogger::install();
-    let b = bridged(MetricsFacade::new());
+    let b = bridged(MetricsBridgeOptions::new());
     metrics::with_local_recorder(&b.bridge, || {
         // A gym instrument's own name, and names of its Prometheus family.
         metrics::counter!("gym.verify.completed").increment(1);
@@ -381,7 +381,7 @@ fn names_meeting_a_gym_family_another_family_or_no_opentelemetry_name_are_refuse
 
 #[test]
 fn a_description_after_the_first_use_changes_nothing() {
-    let b = bridged(MetricsFacade::new());
+    let b = bridged(MetricsBridgeOptions::new());
     metrics::with_local_recorder(&b.bridge, || {
         metrics::histogram!("late").record(1.0);
         metrics::describe_histogram!("late", metrics::Unit::Seconds, "Too late");

@@ -5,8 +5,8 @@
 
 mod support;
 
-use gym_metrics_api::metrics_facade::MetricsFacade;
 use gym_metrics_api::Role;
+use gym_metrics_kit::bridge::MetricsBridgeOptions;
 use gym_metrics_otel::{MetricsExporter, OtelBuilder};
 use serde_json::Value;
 use support::otlp_json::{point, resource_attribute, u64_of};
@@ -19,7 +19,7 @@ fn install_makes_the_bridge_the_processs_metrics_recorder() {
         .role(Role::server("math-0", "resources"))
         .exporter(MetricsExporter::Console)
         .console_writer(out.clone())
-        .with_metrics_facade(MetricsFacade::new())
+        .with_metrics_facade(MetricsBridgeOptions::new())
         .install()
         .unwrap();
     assert!(guard.metrics_recorder().is_some());
@@ -29,7 +29,7 @@ fn install_makes_the_bridge_the_processs_metrics_recorder() {
     // A second install of anything fails, and leaves the first in place.
     assert!(OtelBuilder::new()
         .exporter(MetricsExporter::None)
-        .with_metrics_facade(MetricsFacade::new())
+        .with_metrics_facade(MetricsBridgeOptions::new())
         .install()
         .is_err());
     metrics::counter!("jobs.done", "queue" => "fast").increment(1);

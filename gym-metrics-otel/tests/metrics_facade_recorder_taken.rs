@@ -3,7 +3,7 @@
 //! happened, as on the Prometheus backend, with the gym-metrics recorder
 //! installed all the same. (Global state: its own test binary.)
 
-use gym_metrics_api::metrics_facade::MetricsFacade;
+use gym_metrics_kit::bridge::MetricsBridgeOptions;
 use gym_metrics_otel::{BuildError, MetricsExporter, OtelBuilder};
 
 #[test]
@@ -12,7 +12,7 @@ fn another_metrics_recorder_is_an_install_error_saying_so() {
     let err = OtelBuilder::new()
         .exporter(MetricsExporter::Console)
         .console_writer(std::io::sink())
-        .with_metrics_facade(MetricsFacade::new())
+        .with_metrics_facade(MetricsBridgeOptions::new())
         .install()
         .unwrap_err();
     assert!(matches!(err, BuildError::MetricsRecorderTaken), "{err:?}");

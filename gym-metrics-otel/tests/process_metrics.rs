@@ -134,7 +134,7 @@ fn semconv_process_instruments_follow_the_process() {
 /// Busy work until this process has used `target` CPU seconds (bounded: a
 /// clock that never moves fails the caller's assertion instead).
 fn spin_cpu(target: f64) {
-    use gym_metrics_api::process_metrics::ProcessReading;
+    use gym_metrics_kit::process::ProcessReading;
     let mut x = 0u64;
     for _ in 0..100_000 {
         if ProcessReading::read().unwrap().cpu_seconds() >= target {

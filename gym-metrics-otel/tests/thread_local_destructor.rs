@@ -11,7 +11,7 @@
 
 mod support;
 
-use gym_metrics_api::backend::catalogue;
+use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::Role;
 use gym_metrics_otel::{MetricsExporter, OtelBuilder};
 use gym_testkit::thread_exit::{self, Expected};
@@ -56,16 +56,16 @@ fn timers_dropped_at_thread_exit_are_recorded_and_nothing_aborts() {
 
     let e = Expected::new();
     let int = |name: &str| u64_of(&point(&last, name, "sum")["asInt"]);
-    assert_eq!(int(catalogue::VERIFY_COMPLETED.name), e.completed);
-    assert_eq!(int(catalogue::VERIFY_SUCCEEDED.name), e.succeeded);
+    assert_eq!(int(Instrument::VERIFY_COMPLETED.name), e.completed);
+    assert_eq!(int(Instrument::VERIFY_SUCCEEDED.name), e.succeeded);
     let count = |name: &str| u64_of(&point(&last, name, "histogram")["count"]);
-    assert_eq!(count(catalogue::VERIFY_DURATION.name), e.completed);
-    assert_eq!(count(catalogue::ROLLOUT_DURATION.name), e.rollouts);
+    assert_eq!(count(Instrument::VERIFY_DURATION.name), e.completed);
+    assert_eq!(count(Instrument::ROLLOUT_DURATION.name), e.rollouts);
     assert_eq!(
-        count(catalogue::HTTP_SERVER_REQUEST_DURATION.name),
+        count(Instrument::HTTP_SERVER_REQUEST_DURATION.name),
         e.requests
     );
-    let rate = point(&last, catalogue::VERIFY_SUCCESS_RATE.name, "gauge")["asDouble"].as_f64();
+    let rate = point(&last, Instrument::VERIFY_SUCCESS_RATE.name, "gauge")["asDouble"].as_f64();
     assert_eq!(rate, Some(e.succeeded as f64 / e.completed as f64));
     eprintln!(
         "otel, thread-local destructors: {} exiting threads recorded {} verifications, {} rollouts and {} requests in all, all exported",

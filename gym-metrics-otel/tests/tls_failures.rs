@@ -12,7 +12,7 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::backend::catalogue;
+use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::Role;
 use gym_metrics_otel::{OtelBuilder, OtlpProtocol};
 use support::counting_logger::CountingLogger;
@@ -78,7 +78,7 @@ fn tls_failures_fail_the_export_log_once_and_keep_the_deadline() {
             .accepted()
             .pop()
             .expect("the control case exported");
-        assert_eq!(int_value(&last, catalogue::VERIFY_COMPLETED.name), 4);
+        assert_eq!(int_value(&last, Instrument::VERIFY_COMPLETED.name), 4);
     }
 
     let cases = [

@@ -30,7 +30,7 @@ use crate::error::BuildError;
 use crate::exposition::{write_gathered, Exposition};
 use crate::families::{Families, Family, GatheredSeries, Kind};
 use crate::text_format::TextFormat;
-use gym_metrics_api::backend::sample_names;
+use gym_metrics_kit::naming::sample_names;
 
 /// Left-out families logged one by one, at most this many names.
 const LOGGED_AT_MOST: usize = 256;

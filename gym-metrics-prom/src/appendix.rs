@@ -12,7 +12,7 @@ pub(crate) trait Appendix: Send + Sync + std::fmt::Debug {
     fn render(&self, format: TextFormat, out: &mut String);
 
     /// Every sample name this source's families write now
-    /// (`gym_metrics_api::backend::sample_names`), so that a later source writes none
+    /// (`gym_metrics_kit::naming::sample_names`), so that a later source writes none
     /// of them again.
     #[allow(dead_code)] // used by optional features only
     fn taken_names(&self) -> HashSet<String> {

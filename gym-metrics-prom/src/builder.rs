@@ -6,8 +6,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gym_metrics_api::backend::{Boundaries, BoundariesError, GymEnv, NoopRecorder};
+use gym_metrics_api::backend::{Boundaries, BoundariesError, NoopRecorder};
 use gym_metrics_api::{Installation, Role};
+use gym_metrics_kit::env::GymEnv;
 
 use crate::endpoint::{Endpoint, Protection};
 use crate::env_config::EnvConfig;
@@ -43,7 +44,7 @@ pub struct PrometheusBuilder {
     resource_attributes: Vec<(String, String)>,
     final_scrape_wait: Option<Duration>,
     #[cfg(feature = "metrics-facade")]
-    metrics_facade: Option<gym_metrics_api::metrics_facade::MetricsFacade>,
+    metrics_facade: Option<gym_metrics_kit::bridge::MetricsBridgeOptions>,
     web_config_file: Option<std::path::PathBuf>,
     gym: GymEnv,
     process_metrics: bool,
@@ -70,7 +71,7 @@ impl PrometheusBuilder {
     pub fn new() -> Self {
         Self {
             listen: ListenAddress::default(),
-            role: gym_metrics_api::backend::default_server_role(),
+            role: gym_metrics_api::Role::default_server(),
             boundaries: Boundaries::default(),
             service_base: None,
             resource_attributes: Vec::new(),
@@ -89,7 +90,7 @@ impl PrometheusBuilder {
     /// `OTEL_EXPORTER_PROMETHEUS_PORT`, `OTEL_SERVICE_NAME` and
     /// `OTEL_RESOURCE_ATTRIBUTES` and `GYM_METRICS_WEB_CONFIG_FILE` where set (an empty
     /// variable counts as unset),
-    /// and NeMo Gym's settings (see [`gym_metrics_api::backend::GymEnv`]):
+    /// and NeMo Gym's settings (see [`gym_metrics_kit::env::GymEnv`]):
     /// `NEMO_GYM_OTEL_ENABLED` / `…_METRICS_ENABLED` false installs without
     /// listening, `…_RUN_ID` (else `SLURM_JOB_ID`) is `nemo.run.id`,
     /// `…_SERVICE_NAME_PER_SERVER` and `…_SPAN_GROUPS` as in Gym, each
@@ -111,7 +112,7 @@ impl PrometheusBuilder {
             .into_iter()
             .chain(GymEnv::VARIABLES)
             .collect();
-        let vars = gym_metrics_api::backend::EnvVars::from_process(&names)?;
+        let vars = gym_metrics_kit::env::EnvVars::from_process(&names)?;
         let env = EnvConfig::from_lookup(|name| vars.get(name))?;
         let gym = GymEnv::read(|name| vars.get(name))?;
         Ok(Self::new().apply_env(env).gym_env(gym))
@@ -121,7 +122,7 @@ impl PrometheusBuilder {
     /// [`PrometheusBuilder::from_env`] reads from the process environment).
     ///
     /// ```
-    /// use gym_metrics_api::backend::GymEnv;
+    /// use gym_metrics_kit::env::GymEnv;
     /// let gym = GymEnv::read(|n| (n == "NEMO_GYM_OTEL_RUN_ID").then(|| "run-7".to_string()))?;
     /// let (_r, h) = gym_metrics_prom::PrometheusBuilder::new().gym_env(gym).build()?;
     /// assert!(h.render().contains("nemo_run_id=\"run-7\""));
@@ -262,8 +263,8 @@ impl PrometheusBuilder {
     /// `metrics` recorder slot from an application that fills it otherwise.
     ///
     /// ```no_run
-    /// use gym_metrics_api::metrics_facade::{HistogramMatcher, MetricsFacade};
-    /// let facade = MetricsFacade::new()
+    /// use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
+    /// let facade = MetricsBridgeOptions::new()
     ///     .histogram_buckets(HistogramMatcher::Prefix("sandbox.".into()), vec![0.1, 1.0, 10.0])?;
     /// let guard = gym_metrics_prom::PrometheusBuilder::new()
     ///     .with_http_listener(([127, 0, 0, 1], 0))
@@ -276,7 +277,7 @@ impl PrometheusBuilder {
     #[cfg(feature = "metrics-facade")]
     pub fn with_metrics_facade(
         mut self,
-        options: gym_metrics_api::metrics_facade::MetricsFacade,
+        options: gym_metrics_kit::bridge::MetricsBridgeOptions,
     ) -> Self {
         self.metrics_facade = Some(options);
         self
@@ -300,7 +301,7 @@ impl PrometheusBuilder {
     /// collector) written after the gym families in name order; a bridged
     /// `metrics` name that meets one is refused as for any of ours. The
     /// values come from `/proc` through the `procfs` crate (see
-    /// [`gym_metrics_api::process_metrics`] for why not `metrics-process`).
+    /// [`gym_metrics_kit::process`] for why not `metrics-process`).
     ///
     /// ```
     /// let (_r, handle) = gym_metrics_prom::PrometheusBuilder::new().with_process_metrics().build()?;
@@ -415,7 +416,7 @@ impl PrometheusBuilder {
         );
         let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries));
         let process =
-            self.process_metrics && gym_metrics_api::process_metrics::available("gym-metrics-prom");
+            self.process_metrics && gym_metrics_kit::process::available("gym-metrics-prom");
         let families = Arc::new(Families::new(Arc::clone(&metrics), &resource, process));
         let exposition = Exposition::new(Arc::clone(&families));
         let fleet_sd = metrics.fleet_sd.clone();

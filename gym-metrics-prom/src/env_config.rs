@@ -53,14 +53,15 @@ impl EnvConfig {
         };
         let resource_attributes = match get(RESOURCE_ATTRIBUTES_VAR) {
             None => Vec::new(),
-            Some(value) => gym_metrics_api::backend::resource::parse_key_value_list(&value)
-                .ok_or_else(|| {
+            Some(value) => {
+                gym_metrics_kit::resource::parse_key_value_list(&value).ok_or_else(|| {
                     ConfigError::invalid(
                         RESOURCE_ATTRIBUTES_VAR,
                         &value,
-                        gym_metrics_api::backend::resource::KEY_VALUE_LIST_FORMAT,
+                        gym_metrics_kit::resource::KEY_VALUE_LIST_FORMAT,
                     )
-                })?,
+                })?
+            }
         };
         let web_config_file = get(WEB_CONFIG_FILE_VAR).map(std::path::PathBuf::from);
         if web_config_file.is_some() && !cfg!(feature = "web-config") {

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 // A configuration value (from the environment) that cannot be used: the
 // one error type of every gym-metrics backend, secrets redacted.
-pub use gym_metrics_api::backend::ConfigError;
+pub use gym_metrics_kit::ConfigError;
 
 /// Building or starting the exporter failed.
 ///

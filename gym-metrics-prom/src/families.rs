@@ -17,14 +17,9 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use gym_metrics_api::backend::catalogue::{
-    HTTP_SERVER_REQUEST_DURATION, ROLLOUT_DURATION, SERVERS_ACTIVE, VERIFY_COMPLETED,
-    VERIFY_DURATION, VERIFY_SUCCEEDED, VERIFY_SUCCESS_RATE,
-};
-use gym_metrics_api::backend::{
-    catalogue::Instrument, catalogue::InstrumentKind, prometheus_name, Boundaries,
-    TARGET_INFO_FAMILY,
-};
+use gym_metrics_api::backend::{Boundaries, Instrument, InstrumentKind};
+use gym_metrics_kit::naming::prometheus_name;
+use gym_metrics_kit::naming::TARGET_INFO_FAMILY;
 
 use crate::gym_metrics::GymMetrics;
 use crate::process_families::{ProcessFamily, ProcessValue, PROCESS_FAMILIES};
@@ -262,27 +257,39 @@ impl Families {
         let mut families = vec![
             Family::target_info(resource),
             Family::histogram(
-                &ROLLOUT_DURATION,
+                &Instrument::ROLLOUT_DURATION,
                 Source::Rollouts,
                 m.rollout_duration.boundaries(),
             ),
             Family::histogram(
-                &VERIFY_DURATION,
+                &Instrument::VERIFY_DURATION,
                 Source::Verifications,
                 m.verify_duration.boundaries(),
             ),
-            Family::instrument(&VERIFY_SUCCESS_RATE, Kind::Gauge, Source::SuccessRate),
-            Family::instrument(&VERIFY_COMPLETED, Kind::Counter, Source::Completed),
-            Family::instrument(&VERIFY_SUCCEEDED, Kind::Counter, Source::Succeeded),
+            Family::instrument(
+                &Instrument::VERIFY_SUCCESS_RATE,
+                Kind::Gauge,
+                Source::SuccessRate,
+            ),
+            Family::instrument(
+                &Instrument::VERIFY_COMPLETED,
+                Kind::Counter,
+                Source::Completed,
+            ),
+            Family::instrument(
+                &Instrument::VERIFY_SUCCEEDED,
+                Kind::Counter,
+                Source::Succeeded,
+            ),
             Family::histogram(
-                &HTTP_SERVER_REQUEST_DURATION,
+                &Instrument::HTTP_SERVER_REQUEST_DURATION,
                 Source::HttpServer,
                 m.http_server_duration.boundaries(),
             ),
         ];
         if m.servers_active.is_some() {
             families.push(Family::instrument(
-                &SERVERS_ACTIVE,
+                &Instrument::SERVERS_ACTIVE,
                 Kind::Gauge,
                 Source::ServersActive,
             ));
@@ -320,12 +327,7 @@ mod tests {
     }
 
     fn families_with(role: Role, process: bool) -> Families {
-        let resource = Resource::new(
-            &role,
-            None,
-            &[],
-            &gym_metrics_api::backend::GymEnv::default(),
-        );
+        let resource = Resource::new(&role, None, &[], &gym_metrics_kit::env::GymEnv::default());
         let metrics = Arc::new(GymMetrics::new(role, Boundaries::default()));
         Families::new(metrics, &resource, process)
     }

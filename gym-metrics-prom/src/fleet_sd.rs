@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
-use gym_metrics_api::backend::render_sd_json;
+
 use gym_metrics_api::FleetTarget;
 
 /// The last published target list as service-discovery JSON; `[]` until the
@@ -24,7 +24,7 @@ impl FleetSd {
     /// Replaces the list. Rendering happens here, outside the lock, so a
     /// request waits at most for a pointer swap.
     pub(crate) fn publish(&self, targets: &[FleetTarget]) {
-        let document = Bytes::from(render_sd_json(targets));
+        let document = Bytes::from(FleetTarget::sd_json(targets));
         // A panic elsewhere while holding the lock cannot corrupt a Bytes.
         *self.document.lock().unwrap_or_else(PoisonError::into_inner) = document;
     }
@@ -55,7 +55,7 @@ mod tests {
             FleetTarget::of_process("127.0.0.1:2", &Role::server("s-0", "agent"), None).unwrap();
         sd.publish(&[a.clone(), b]);
         sd.publish(std::slice::from_ref(&a));
-        assert_eq!(sd.document(), render_sd_json(&[a]).into_bytes());
+        assert_eq!(sd.document(), FleetTarget::sd_json(&[a]).into_bytes());
         sd.publish(&[]);
         assert_eq!(&sd.document()[..], b"[]");
     }

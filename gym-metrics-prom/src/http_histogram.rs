@@ -11,9 +11,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
-use gym_metrics_api::backend::catalogue::HTTP_SERVER_DURATION_BOUNDARIES_S;
-use gym_metrics_api::backend::{Boundaries, PerThread};
+use gym_metrics_api::backend::Boundaries;
+use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::{HttpMethod, HttpServerRequest, UrlScheme};
+use gym_metrics_kit::PerThread;
 
 use crate::sharded_histogram::HistogramSnapshot;
 
@@ -87,7 +88,7 @@ type Series = Mutex<Vec<(HttpSeriesKey, HttpSeriesCounts)>>;
 impl HttpServerHistogram {
     pub(crate) fn new() -> Self {
         Self {
-            boundaries: Boundaries::new(HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec())
+            boundaries: Boundaries::new(Instrument::HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec())
                 .unwrap_or_default(),
             shards: PerThread::new(),
             exited: Series::default(),

@@ -115,6 +115,10 @@ pub use collector::GymCollector;
 pub use endpoint::EndpointStats;
 pub use error::{BuildError, ConfigError, ShutdownError};
 pub use guard::PrometheusGuard;
+/// The options of the `metrics` bridge (histogram buckets by name, cardinality
+/// limit), given to the builder's `with_metrics_facade`.
+#[cfg(feature = "metrics-facade")]
+pub use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
 pub use handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
 #[cfg(feature = "metrics-facade")]
 pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};

@@ -5,11 +5,11 @@
 //! write it, the Go client having none), without labels, as those clients
 //! write them: a dashboard or alert written for any Prometheus-instrumented
 //! process works here unchanged. Values are read at each scrape
-//! ([`gym_metrics_api::process_metrics`]); `process_max_fds` is absent while
+//! ([`gym_metrics_kit::process`]); `process_max_fds` is absent while
 //! the descriptor limit is unlimited, and every process family is absent
 //! from a scrape whose `/proc` read failed (logged once).
 
-use gym_metrics_api::process_metrics::ProcessReading;
+use gym_metrics_kit::process::ProcessReading;
 
 use crate::families::{Kind, Sample};
 
@@ -97,8 +97,6 @@ impl ProcessValue {
 /// This scrape's reading, `None` (logged once) when `/proc` cannot be read.
 pub(crate) fn read() -> Option<ProcessReading> {
     ProcessReading::read()
-        .map_err(|e| {
-            gym_metrics_api::process_metrics::log_read_failure_once("gym-metrics-prom", &e)
-        })
+        .map_err(|e| gym_metrics_kit::process::log_read_failure_once("gym-metrics-prom", &e))
         .ok()
 }

@@ -1,8 +1,8 @@
 //! One scrape's values: every shard summed once, so that all the families
 //! of a scrape show the same instant.
 
-use gym_metrics_api::backend::VerifyCounts;
-use gym_metrics_api::process_metrics::ProcessReading;
+use gym_metrics_kit::process::ProcessReading;
+use gym_metrics_kit::VerifyCounts;
 
 use crate::fleet_gauge::FleetGauge;
 use crate::gym_metrics::GymMetrics;

@@ -2,11 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use gym_metrics_api::backend::GymEnv;
 use gym_metrics_api::Role;
+use gym_metrics_kit::env::GymEnv;
 
-use gym_metrics_api::backend::resource::new_instance_id;
-use gym_metrics_api::backend::sanitize_label_name;
+use gym_metrics_kit::naming::sanitize_label_name;
+use gym_metrics_kit::resource::new_instance_id;
 
 /// `telemetry.sdk.version`: the `opentelemetry_sdk` version whose resource the
 /// OpenTelemetry path reports (the exposition-equality test pins it).

@@ -26,7 +26,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::time::Duration;
 
-use gym_metrics_api::backend::{Boundaries, PerThread};
+use gym_metrics_api::backend::Boundaries;
+use gym_metrics_kit::PerThread;
 
 use crate::bucket_search::BucketSearch;
 use crate::nanos::{duration_nanos, millis_nanos, short_duration_nanos, NANOS_PER_MILLI};

@@ -7,8 +7,8 @@ mod common;
 
 use common::exposition::parse;
 use gym_metrics_api::backend::Recorder;
-use gym_metrics_api::metrics_facade::MetricsFacade;
 use gym_metrics_api::Role;
+use gym_metrics_kit::bridge::MetricsBridgeOptions;
 use gym_metrics_prom::{BuildError, PrometheusBuilder, PrometheusHandle};
 use gym_testkit::{promtool_check_metrics, require, Tool};
 use prometheus::{
@@ -197,7 +197,7 @@ fn a_clashing_family_registered_later_is_left_out_of_every_scrape() {
     // Nor may it meet a bridged `metrics` family.
     let other = self::app();
     let (_r, handle) = PrometheusBuilder::new()
-        .with_metrics_facade(MetricsFacade::new())
+        .with_metrics_facade(MetricsBridgeOptions::new())
         .with_registry(other.registry.clone())
         .build()
         .unwrap();

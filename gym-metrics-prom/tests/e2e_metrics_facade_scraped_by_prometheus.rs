@@ -7,7 +7,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use gym_metrics_api::metrics_facade::MetricsFacade;
+use gym_metrics_kit::bridge::MetricsBridgeOptions;
 use gym_metrics_prom::PrometheusBuilder;
 use gym_testkit::{require, Prometheus, Tool};
 
@@ -36,7 +36,7 @@ fn prometheus_scrapes_the_bridged_series_in_both_formats() {
     log::set_max_level(log::LevelFilter::Warn);
     let guard = PrometheusBuilder::new()
         .with_http_listener(([127, 0, 0, 1], 0))
-        .with_metrics_facade(MetricsFacade::new().cardinality_limit(2))
+        .with_metrics_facade(MetricsBridgeOptions::new().cardinality_limit(2))
         .install()
         .unwrap();
     gym_metrics_api::record_verify(Duration::from_millis(250), true);

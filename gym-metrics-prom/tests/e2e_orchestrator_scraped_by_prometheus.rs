@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use gym_metrics_api::backend::catalogue::DEFAULT_DURATION_BOUNDARIES_MS;
+use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::Role;
 use gym_metrics_prom::PrometheusBuilder;
 use gym_testkit::{require, Prometheus, Sample, Tool};
@@ -43,7 +43,7 @@ fn buckets(samples: &[Sample]) -> BTreeMap<u64, f64> {
 
 /// The cumulative counts a correct histogram has for `values` (the oracle).
 fn expected_buckets(values: &[u64]) -> BTreeMap<u64, f64> {
-    let mut expected: BTreeMap<u64, f64> = DEFAULT_DURATION_BOUNDARIES_MS
+    let mut expected: BTreeMap<u64, f64> = Instrument::DEFAULT_DURATION_BOUNDARIES_MS
         .iter()
         .map(|&b| {
             (

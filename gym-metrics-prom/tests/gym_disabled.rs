@@ -5,8 +5,8 @@
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
-use gym_metrics_api::backend::GymEnv;
 use gym_metrics_api::{Group, Role};
+use gym_metrics_kit::env::GymEnv;
 use gym_metrics_prom::PrometheusBuilder;
 
 #[test]

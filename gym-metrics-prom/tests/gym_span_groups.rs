@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use common::exposition::parse;
 use common::raw_http::exchange;
-use gym_metrics_api::backend::GymEnv;
 use gym_metrics_api::{Group, Role, VerifyTimer};
+use gym_metrics_kit::env::GymEnv;
 use gym_metrics_prom::PrometheusBuilder;
 
 #[test]

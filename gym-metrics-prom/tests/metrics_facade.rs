@@ -6,15 +6,15 @@
 use std::collections::BTreeSet;
 
 use gym_metrics_api::backend::Recorder;
-use gym_metrics_api::metrics_facade::{HistogramMatcher, MetricsFacade};
 use gym_metrics_api::Role;
+use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
 use gym_metrics_prom::{
     MetricsBridgeRecorder, MetricsBridgeStats, PrometheusBuilder, PrometheusHandle,
 };
 use gym_testkit::{promtool_check_metrics, require, Tool};
 
 fn bridged(
-    facade: MetricsFacade,
+    facade: MetricsBridgeOptions,
 ) -> (
     gym_metrics_prom::PrometheusRecorder,
     PrometheusHandle,
@@ -39,7 +39,7 @@ fn bridged_text(handle: &PrometheusHandle) -> String {
 
 #[test]
 fn counters_gauges_and_histograms_with_labels_help_and_units_after_ours() {
-    let (recorder, handle, bridge) = bridged(MetricsFacade::new());
+    let (recorder, handle, bridge) = bridged(MetricsBridgeOptions::new());
     recorder.record_verify_ms(40.0, true);
     metrics::with_local_recorder(&bridge, || {
         metrics::describe_counter!("sandbox.exec", "Sandbox commands run");
@@ -96,7 +96,7 @@ sandbox_exec_total{provider=\"k8s\",otel_scope_name=\"metrics\"} 7
 
 #[test]
 fn a_handle_registered_once_keeps_recording_into_its_series() {
-    let (_r, handle, bridge) = bridged(MetricsFacade::new());
+    let (_r, handle, bridge) = bridged(MetricsBridgeOptions::new());
     let counter = metrics::with_local_recorder(&bridge, || metrics::counter!("held", "k" => "v"));
     // Recorded outside any recorder scope: the handle holds its series.
     for _ in 0..1000 {
@@ -120,7 +120,7 @@ fn a_handle_registered_once_keeps_recording_into_its_series() {
 
 #[test]
 fn bucket_rules_by_name_then_prefix_else_the_default() {
-    let facade = MetricsFacade::new()
+    let facade = MetricsBridgeOptions::new()
         .histogram_buckets(HistogramMatcher::Full("db.query".into()), vec![0.01, 0.1])
         .unwrap()
         .histogram_buckets(HistogramMatcher::Prefix("db.".into()), vec![1.0])
@@ -161,7 +161,7 @@ fn bucket_rules_by_name_then_prefix_else_the_default() {
 
 #[test]
 fn label_sets_past_the_limit_share_one_overflow_series() {
-    let (_r, handle, bridge) = bridged(MetricsFacade::new().cardinality_limit(3));
+    let (_r, handle, bridge) = bridged(MetricsBridgeOptions::new().cardinality_limit(3));
     metrics::with_local_recorder(&bridge, || {
         for user in 0..10 {
             metrics::counter!("logins", "user" => user.to_string()).increment(1);
@@ -191,7 +191,7 @@ fn label_sets_past_the_limit_share_one_overflow_series() {
 
 #[test]
 fn the_default_limit_is_two_thousand_label_sets() {
-    let (_r, handle, bridge) = bridged(MetricsFacade::new());
+    let (_r, handle, bridge) = bridged(MetricsBridgeOptions::new());
     metrics::with_local_recorder(&bridge, || {
         for id in 0..2001 {
             metrics::gauge!("conns", "id" => id.to_string()).set(1.0);
@@ -206,7 +206,7 @@ fn the_default_limit_is_two_thousand_label_sets() {
 
 #[test]
 fn names_that_would_meet_a_gym_family_or_another_type_are_refused() {
-    let (recorder, handle, bridge) = bridged(MetricsFacade::new());
+    let (recorder, handle, bridge) = bridged(MetricsBridgeOptions::new());
     recorder.record_rollout_duration_ms(10.0);
     recorder.record_active_servers(3);
     let before = handle.render();
@@ -265,7 +265,7 @@ fn hostile_names_and_labels_become_an_exposition_promtool_accepts() {
     if require(Tool::Promtool).is_none() {
         return;
     }
-    let (recorder, handle, bridge) = bridged(MetricsFacade::new());
+    let (recorder, handle, bridge) = bridged(MetricsBridgeOptions::new());
     recorder.record_rollout_duration_ms(120.0);
     recorder.record_verify_ms(40.0, true);
     recorder.record_active_servers(4);
@@ -320,7 +320,7 @@ fn hostile_names_and_labels_become_an_exposition_promtool_accepts() {
 #[test]
 fn with_process_metrics_the_process_family_names_are_ours_too() {
     let bridged_process = |process: bool| {
-        let builder = PrometheusBuilder::new().with_metrics_facade(MetricsFacade::new());
+        let builder = PrometheusBuilder::new().with_metrics_facade(MetricsBridgeOptions::new());
         let builder = if process {
             builder.with_process_metrics()
         } else {

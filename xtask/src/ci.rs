@@ -152,7 +152,7 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
 
 /// The loom models: step name, cfg flag, package, test filter.
 const LOOM_MODELS: &[(&str, &str, &str, &str)] = &[
-    ("loom verify tally", "loom", "gym-metrics-api", "tally_loom"),
+    ("loom verify tally", "loom", "gym-metrics-kit", "tally_loom"),
     (
         "loom sharded histogram",
         "gym_loom",

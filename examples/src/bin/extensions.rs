@@ -60,7 +60,7 @@ fn run() -> Result<(), Box<dyn Error>> {
     let guard = gym_metrics_prom::PrometheusBuilder::from_env()?
         .role(role())
         .with_http_listener(([127, 0, 0, 1], 0))
-        .with_metrics_facade(gym_metrics_api::metrics_facade::MetricsFacade::new())
+        .with_metrics_facade(gym_metrics_prom::MetricsBridgeOptions::new())
         .with_process_metrics()
         .with_registry(registry)
         .install()?;
@@ -78,7 +78,7 @@ fn run() -> Result<(), Box<dyn Error>> {
 fn run() -> Result<(), Box<dyn Error>> {
     let guard = gym_metrics_otel::OtelBuilder::from_env()?
         .role(role())
-        .with_metrics_facade(gym_metrics_api::metrics_facade::MetricsFacade::new())
+        .with_metrics_facade(gym_metrics_otel::MetricsBridgeOptions::new())
         .with_process_metrics()
         .install()?;
     let provider = guard

@@ -2,7 +2,7 @@
 //! back from a Prometheus text exposition, merged, and turned into quantiles
 //! the way PromQL's `histogram_quantile` does.
 
-use gym_metrics_api::backend::catalogue::DEFAULT_DURATION_BOUNDARIES_MS;
+use gym_metrics_api::backend::Instrument;
 use serde::{Deserialize, Serialize};
 
 /// Per-bucket (not cumulative) counts on the default boundaries, the last one
@@ -12,14 +12,17 @@ pub struct Buckets(pub Vec<u64>);
 
 impl Default for Buckets {
     fn default() -> Self {
-        Self(vec![0; DEFAULT_DURATION_BOUNDARIES_MS.len() + 1])
+        Self(vec![
+            0;
+            Instrument::DEFAULT_DURATION_BOUNDARIES_MS.len() + 1
+        ])
     }
 }
 
 impl Buckets {
     /// Counts one value, in milliseconds.
     pub fn record(&mut self, ms: f64) {
-        let i = DEFAULT_DURATION_BOUNDARIES_MS.partition_point(|&b| b < ms);
+        let i = Instrument::DEFAULT_DURATION_BOUNDARIES_MS.partition_point(|&b| b < ms);
         if let Some(c) = self.0.get_mut(i) {
             *c += 1;
         }
@@ -49,20 +52,20 @@ impl Buckets {
         let mut below = 0u64;
         for (i, &count) in self.0.iter().enumerate() {
             if count > 0 && (below + count) as f64 >= rank {
-                let Some(&upper) = DEFAULT_DURATION_BOUNDARIES_MS.get(i) else {
-                    return DEFAULT_DURATION_BOUNDARIES_MS.last().copied();
+                let Some(&upper) = Instrument::DEFAULT_DURATION_BOUNDARIES_MS.get(i) else {
+                    return Instrument::DEFAULT_DURATION_BOUNDARIES_MS.last().copied();
                 };
                 let lower = if i == 0 {
                     0.0
                 } else {
-                    DEFAULT_DURATION_BOUNDARIES_MS[i - 1]
+                    Instrument::DEFAULT_DURATION_BOUNDARIES_MS[i - 1]
                 };
                 let within = (rank - below as f64) / count as f64;
                 return Some(lower + (upper - lower) * within);
             }
             below += count;
         }
-        DEFAULT_DURATION_BOUNDARIES_MS.last().copied()
+        Instrument::DEFAULT_DURATION_BOUNDARIES_MS.last().copied()
     }
 
     /// Reads the histogram `family` (e.g. `gym_verify_duration_ms_milliseconds`)
@@ -87,7 +90,9 @@ impl Buckets {
         cumulative.sort_by(|a, b| a.0.total_cmp(&b.0));
         let bounds: Vec<f64> = cumulative.iter().map(|(le, _)| *le).collect();
         let finite = &bounds[..bounds.len().saturating_sub(1)];
-        if finite != DEFAULT_DURATION_BOUNDARIES_MS || bounds.last() != Some(&f64::INFINITY) {
+        if finite != Instrument::DEFAULT_DURATION_BOUNDARIES_MS
+            || bounds.last() != Some(&f64::INFINITY)
+        {
             return None;
         }
         let mut previous = 0;
@@ -127,7 +132,10 @@ mod tests {
     fn reads_a_prometheus_exposition() {
         let mut text = String::from("# TYPE x histogram\n");
         let mut cumulative = 0;
-        for (i, le) in DEFAULT_DURATION_BOUNDARIES_MS.iter().enumerate() {
+        for (i, le) in Instrument::DEFAULT_DURATION_BOUNDARIES_MS
+            .iter()
+            .enumerate()
+        {
             cumulative += u64::from(i < 2);
             text.push_str(&format!(
                 "x_bucket{{otel_scope_name=\"gym-metrics\",le=\"{le}\"}} {cumulative}\n"

@@ -7,7 +7,6 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::backend::resource::new_instance_id;
 use gym_metrics_api::{FleetSize, Role};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
@@ -80,7 +79,7 @@ pub async fn run(cfg: FleetConfig) -> Result<(), Box<dyn Error>> {
     );
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let run_id = cfg.run_id.clone().unwrap_or_else(new_instance_id);
+    let run_id = cfg.run_id.clone().unwrap_or_else(fresh_run_id);
     let mut o = Orchestrator {
         fleet_size: guard.fleet_size(),
         published_size: None,
@@ -566,4 +565,13 @@ fn describe(status: &Result<ExitStatus, String>) -> String {
             (None, None) => format!("{s}"),
         },
     }
+}
+
+/// A run id for a fleet started without `--run-id`: the launch time and the
+/// orchestrator's pid, unique on one host and readable in a query.
+fn fresh_run_id() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    format!("run-{secs}-{}", std::process::id())
 }

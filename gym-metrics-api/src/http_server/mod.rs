@@ -23,10 +23,9 @@ mod timer;
 mod tower_layer;
 
 pub use method::HttpMethod;
-pub use request::{HttpServerRequest, ERROR_TYPE_OTHER};
+pub use request::HttpServerRequest;
 pub use route_table::{RouteTable, RouteTableError};
 pub use scheme::UrlScheme;
-pub use status::status_code_str;
 pub use timer::HttpServerRequestTimer;
 #[cfg(feature = "tower")]
 pub use tower_layer::{HttpServerMetrics, HttpServerMetricsFuture, HttpServerMetricsLayer};

@@ -10,13 +10,12 @@ use super::{HttpMethod, UrlScheme};
 /// (the client went away).
 ///
 /// ```
-/// use gym_metrics_api::backend::ERROR_TYPE_OTHER;
 /// use gym_metrics_api::{HttpMethod, HttpServerRequest, UrlScheme};
 /// // Dropped before it answered: no status, so the error type is `_OTHER`.
 /// let dropped = HttpServerRequest::new(HttpMethod::Post, Some("/verify"), UrlScheme::Http, None, Default::default());
-/// assert_eq!(dropped.error_type(), Some(ERROR_TYPE_OTHER));
+/// assert_eq!(dropped.error_type(), Some("_OTHER"));
 /// ```
-pub const ERROR_TYPE_OTHER: &str = "_OTHER";
+pub(crate) const ERROR_TYPE_OTHER: &str = "_OTHER";
 
 /// One finished request of `http.server.request.duration`, with every
 /// attribute already reduced to a bounded value.

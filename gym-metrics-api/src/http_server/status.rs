@@ -25,13 +25,7 @@ const fn digits() -> [[u8; 3]; COUNT] {
 static DIGITS: [[u8; 3]; COUNT] = digits();
 
 /// `code` as a three-digit `&'static str`, for codes 100 to 599; `None` otherwise.
-///
-/// ```
-/// use gym_metrics_api::backend::status_code_str;
-/// assert_eq!(status_code_str(404), Some("404"));
-/// assert_eq!(status_code_str(600), None);
-/// ```
-pub fn status_code_str(code: u16) -> Option<&'static str> {
+pub(crate) fn status_code_str(code: u16) -> Option<&'static str> {
     let index = usize::from(code.checked_sub(MIN_STATUS)?);
     std::str::from_utf8(DIGITS.get(index)?).ok()
 }

@@ -4,15 +4,43 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use gym_metrics_api::backend::{Recorder, VerifyTally};
+use gym_metrics_api::backend::Recorder;
 use gym_metrics_api::{FleetTarget, Role};
+
+/// Verifications counted as they arrive (the backends' sharded tally is
+/// the kit's, and is tested there).
+#[derive(Default)]
+pub struct Tally {
+    completed: AtomicU64,
+    succeeded: AtomicU64,
+}
+
+/// What [`Tally`] has counted.
+pub struct Counts {
+    pub completed: u64,
+    pub succeeded: u64,
+}
+
+impl Tally {
+    pub fn record(&self, succeeded: bool) {
+        self.completed.fetch_add(1, Ordering::Relaxed);
+        self.succeeded
+            .fetch_add(u64::from(succeeded), Ordering::Relaxed);
+    }
+    pub fn snapshot(&self) -> Counts {
+        Counts {
+            completed: self.completed.load(Ordering::Relaxed),
+            succeeded: self.succeeded.load(Ordering::Relaxed),
+        }
+    }
+}
 
 pub struct CountingRecorder {
     pub role: Role,
     pub rollouts: AtomicU64,
     pub rollout_ms: Mutex<Vec<f64>>,
     pub verify_ms: Mutex<Vec<f64>>,
-    pub tally: VerifyTally,
+    pub tally: Tally,
     pub active_servers: Mutex<Vec<u64>>,
     pub published_targets: Mutex<Vec<Vec<FleetTarget>>>,
 }
@@ -24,7 +52,7 @@ impl CountingRecorder {
             rollouts: AtomicU64::new(0),
             rollout_ms: Mutex::new(Vec::new()),
             verify_ms: Mutex::new(Vec::new()),
-            tally: VerifyTally::new(),
+            tally: Tally::default(),
             active_servers: Mutex::new(Vec::new()),
             published_targets: Mutex::new(Vec::new()),
         }

@@ -3,16 +3,16 @@
 //! instrument of the scope `metrics` (on the backend's own meter provider)
 //! and their series' attributes, built once, so a handle registered once
 //! records with no lookup of ours. Which names are exported is the API's one
-//! rule for both backends ([`gym_metrics_api::metrics_facade::FamilyNames`]):
+//! rule for both backends ([`gym_metrics_kit::bridge::FamilyNames`]):
 //! a name whose Prometheus family would meet a gym family, or a bridged
 //! family of another kind, is refused (logged once, counted in
 //! [`MetricsBridgeStats`]), as is a name that is no OpenTelemetry instrument
 //! name. Each instrument holds at most the cardinality limit's label sets;
 //! further ones share one `otel.metric.overflow=true` series. Histograms get
 //! the bounds of the first matching rule of
-//! [`gym_metrics_api::metrics_facade::MetricsFacade`], else its documented
+//! [`gym_metrics_kit::bridge::MetricsBridgeOptions`], else its documented
 //! default (the OpenTelemetry SDK's), and units the UCUM unit of
-//! [`gym_metrics_api::metrics_facade::ucum_unit`]: the same buckets, limit
+//! [`gym_metrics_kit::bridge::ucum_unit`]: the same buckets, limit
 //! and units as the Prometheus path.
 
 mod instrument_name;
@@ -22,7 +22,7 @@ mod series;
 
 use std::sync::Arc;
 
-use gym_metrics_api::metrics_facade::MetricsFacade;
+use gym_metrics_kit::bridge::MetricsBridgeOptions;
 use opentelemetry::metrics::MeterProvider;
 use opentelemetry::InstrumentationScope;
 use opentelemetry_sdk::metrics::{Instrument, SdkMeterProvider, Stream};
@@ -37,7 +37,10 @@ use crate::{BuildError, OtelGuard};
 pub(crate) const BRIDGE_SCOPE: &str = "metrics";
 
 /// A bridge configured by `options`, making its instruments on `provider`.
-pub(crate) fn attach(options: MetricsFacade, provider: &SdkMeterProvider) -> MetricsBridgeRecorder {
+pub(crate) fn attach(
+    options: MetricsBridgeOptions,
+    provider: &SdkMeterProvider,
+) -> MetricsBridgeRecorder {
     let meter = provider.meter_with_scope(InstrumentationScope::builder(BRIDGE_SCOPE).build());
     MetricsBridgeRecorder::new(Arc::new(Registry::new(options, meter)))
 }

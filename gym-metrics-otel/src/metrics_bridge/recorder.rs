@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use gym_metrics_api::backend::catalogue::InstrumentKind as Kind;
+use gym_metrics_api::backend::InstrumentKind as Kind;
 use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, SharedString, Unit};
 
 use super::registry::{AnySeries, Registry};
@@ -19,12 +19,12 @@ use super::registry::{AnySeries, Registry};
 /// locally, as here).
 ///
 /// ```
-/// use gym_metrics_api::metrics_facade::MetricsFacade;
+/// use gym_metrics_kit::bridge::MetricsBridgeOptions;
 /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
 /// let (_recorder, guard) = OtelBuilder::new()
 ///     .exporter(MetricsExporter::Console)
 ///     .console_writer(std::io::sink())
-///     .with_metrics_facade(MetricsFacade::new())
+///     .with_metrics_facade(MetricsBridgeOptions::new())
 ///     .build()?;
 /// let bridge = guard.metrics_recorder().expect("asked for");
 /// metrics::with_local_recorder(&bridge, || {
@@ -66,11 +66,11 @@ impl MetricsBridgeRecorder {
     /// What was refused or folded into an overflow series so far.
     ///
     /// ```
-    /// use gym_metrics_api::metrics_facade::MetricsFacade;
+    /// use gym_metrics_kit::bridge::MetricsBridgeOptions;
     /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
     /// let (_recorder, guard) = OtelBuilder::new()
     ///     .exporter(MetricsExporter::None)
-    ///     .with_metrics_facade(MetricsFacade::new())
+    ///     .with_metrics_facade(MetricsBridgeOptions::new())
     ///     .build()?;
     /// let bridge = guard.metrics_recorder().expect("asked for");
     /// metrics::with_local_recorder(&bridge, || metrics::counter!("gym.verify.completed").increment(1));

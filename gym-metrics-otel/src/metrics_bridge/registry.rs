@@ -13,7 +13,7 @@
 //!   values they computed could land in the wrong order, leaving the export
 //!   a step behind; an up-down counter could not take `set`.
 //! - Histograms are SDK `f64` histograms whose explicit boundaries are the
-//!   [`MetricsFacade`] rule's for the name (the instrument builder's
+//!   [`MetricsBridgeOptions`] rule's for the name (the instrument builder's
 //!   `with_boundaries`), the same buckets as on the Prometheus path.
 //!
 //! The cardinality limit is decided here, at registration, as on the
@@ -32,8 +32,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use gym_metrics_api::backend::catalogue::InstrumentKind as Kind;
-use gym_metrics_api::metrics_facade::{ucum_unit, FamilyNames, MetricsFacade, NameRefused};
+use gym_metrics_api::backend::InstrumentKind as Kind;
+use gym_metrics_kit::bridge::{ucum_unit, FamilyNames, MetricsBridgeOptions, NameRefused};
 use metrics::{Key, KeyName, SharedString, Unit};
 use opentelemetry::metrics::{Counter, Histogram, Meter, ObservableGauge};
 use opentelemetry::KeyValue;
@@ -127,7 +127,7 @@ struct State {
 
 /// The bridge's state.
 pub(crate) struct Registry {
-    options: MetricsFacade,
+    options: MetricsBridgeOptions,
     /// The meter of the scope `metrics`, on the backend's meter provider.
     meter: Meter,
     /// Every handle registered so far, by key and kind.
@@ -139,7 +139,7 @@ pub(crate) struct Registry {
 
 impl Registry {
     /// An empty bridge creating its instruments on `meter`.
-    pub(crate) fn new(options: MetricsFacade, meter: Meter) -> Self {
+    pub(crate) fn new(options: MetricsBridgeOptions, meter: Meter) -> Self {
         Self {
             options,
             meter,
@@ -206,7 +206,7 @@ impl Registry {
             "metrics instrument {} has reached its cardinality limit of {} label sets: \
              further label sets are recorded into its series {OVERFLOW_ATTRIBUTE}=true \
              (otel_metric_overflow=\"true\" in Prometheus); \
-             bound the label values (or raise MetricsFacade::cardinality_limit)",
+             bound the label values (or raise MetricsBridgeOptions::cardinality_limit)",
             bridged.family,
             self.options.limit()
         );

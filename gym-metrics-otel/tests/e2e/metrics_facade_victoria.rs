@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use gym_metrics_api::backend::Recorder;
-use gym_metrics_api::metrics_facade::{HistogramMatcher, MetricsFacade};
 use gym_metrics_api::Role;
+use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
 use gym_metrics_otel::OtelBuilder;
 use gym_testkit::{require, Sample, Tool, VictoriaMetrics};
 
@@ -21,8 +21,8 @@ type Series = (String, BTreeMap<String, String>);
 const SERVICE: &str = "e2e-facade/math-0";
 
 /// One label set per instrument, so `retries`' second one overflows.
-fn facade() -> MetricsFacade {
-    MetricsFacade::new()
+fn facade() -> MetricsBridgeOptions {
+    MetricsBridgeOptions::new()
         .cardinality_limit(1)
         .histogram_buckets(
             HistogramMatcher::Prefix("sandbox.".into()),

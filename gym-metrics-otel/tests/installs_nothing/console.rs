@@ -5,7 +5,7 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::backend::{catalogue, Recorder};
+use gym_metrics_api::backend::{Instrument, Recorder};
 use gym_metrics_api::Role;
 use gym_metrics_otel::{
     HistogramAggregation, MetricsExporter, OtelBuilder, TemporalityPreference, SCOPE_NAME,
@@ -56,8 +56,8 @@ fn shutdown_prints_the_final_values_as_one_json_line() {
     );
 
     for (instrument, values) in [
-        (catalogue::ROLLOUT_DURATION, rollout_values()),
-        (catalogue::VERIFY_DURATION, verify_values()),
+        (Instrument::ROLLOUT_DURATION, rollout_values()),
+        (Instrument::VERIFY_DURATION, verify_values()),
     ] {
         assert_eq!(metric(doc, instrument.name).unwrap()["unit"], "ms");
         let p = point(doc, instrument.name, "histogram");
@@ -81,19 +81,19 @@ fn shutdown_prints_the_final_values_as_one_json_line() {
             .iter()
             .map(|b| b.as_f64().unwrap())
             .collect();
-        assert_eq!(bounds, catalogue::DEFAULT_DURATION_BOUNDARIES_MS.to_vec());
+        assert_eq!(bounds, Instrument::DEFAULT_DURATION_BOUNDARIES_MS.to_vec());
     }
-    let rate = point(doc, catalogue::VERIFY_SUCCESS_RATE.name, "gauge");
+    let rate = point(doc, Instrument::VERIFY_SUCCESS_RATE.name, "gauge");
     assert_eq!(rate["asDouble"].as_f64(), Some(0.75));
-    let completed = point(doc, catalogue::VERIFY_COMPLETED.name, "sum");
+    let completed = point(doc, Instrument::VERIFY_COMPLETED.name, "sum");
     assert_eq!(u64_of(&completed["asInt"]), 4);
-    let succeeded = point(doc, catalogue::VERIFY_SUCCEEDED.name, "sum");
+    let succeeded = point(doc, Instrument::VERIFY_SUCCEEDED.name, "sum");
     assert_eq!(u64_of(&succeeded["asInt"]), 3);
     assert_eq!(
-        metric(doc, catalogue::VERIFY_COMPLETED.name).unwrap()["sum"]["isMonotonic"],
+        metric(doc, Instrument::VERIFY_COMPLETED.name).unwrap()["sum"]["isMonotonic"],
         true
     );
-    let active = point(doc, catalogue::SERVERS_ACTIVE.name, "gauge");
+    let active = point(doc, Instrument::SERVERS_ACTIVE.name, "gauge");
     assert_eq!(u64_of(&active["asInt"]), FLEET_SIZE);
 }
 
@@ -109,8 +109,8 @@ fn a_server_exports_no_fleet_size_and_names_itself() {
     recorder.record_active_servers(9); // ignored for a server
     guard.shutdown().unwrap();
     let doc = &documents(&buf)[0];
-    assert!(metric(doc, catalogue::SERVERS_ACTIVE.name).is_none());
-    assert!(metric(doc, catalogue::ROLLOUT_DURATION.name).is_some());
+    assert!(metric(doc, Instrument::SERVERS_ACTIVE.name).is_none());
+    assert!(metric(doc, Instrument::ROLLOUT_DURATION.name).is_some());
     assert_eq!(
         resource_attribute(doc, "service.name").as_deref(),
         Some("lab/math-0")
@@ -128,9 +128,9 @@ fn before_any_verification_the_rate_is_absent_and_counters_are_zero() {
     let (_recorder, guard) = console(Role::orchestrator(), &buf).build().unwrap();
     guard.shutdown().unwrap();
     let doc = &documents(&buf)[0];
-    assert!(metric(doc, catalogue::VERIFY_SUCCESS_RATE.name).is_none());
+    assert!(metric(doc, Instrument::VERIFY_SUCCESS_RATE.name).is_none());
     assert_eq!(
-        u64_of(&point(doc, catalogue::VERIFY_COMPLETED.name, "sum")["asInt"]),
+        u64_of(&point(doc, Instrument::VERIFY_COMPLETED.name, "sum")["asInt"]),
         0
     );
 }
@@ -153,7 +153,7 @@ fn exports_every_interval_one_document_per_line() {
     assert!(docs.len() >= 4, "{} exports", docs.len());
     let last = docs.last().unwrap();
     assert_eq!(
-        point(last, catalogue::VERIFY_SUCCESS_RATE.name, "gauge")["asDouble"].as_f64(),
+        point(last, Instrument::VERIFY_SUCCESS_RATE.name, "gauge")["asDouble"].as_f64(),
         Some(0.5)
     );
 }
@@ -171,7 +171,7 @@ fn custom_boundaries_are_the_explicit_buckets() {
     }
     guard.shutdown().unwrap();
     let doc = &documents(&buf)[0];
-    let p = point(doc, catalogue::ROLLOUT_DURATION.name, "histogram");
+    let p = point(doc, Instrument::ROLLOUT_DURATION.name, "histogram");
     let buckets: Vec<u64> = p["bucketCounts"]
         .as_array()
         .unwrap()
@@ -192,8 +192,8 @@ fn base2_exponential_histograms_when_asked() {
     guard.shutdown().unwrap();
     let doc = &documents(&buf)[0];
     for (name, values) in [
-        (catalogue::ROLLOUT_DURATION.name, rollout_values()),
-        (catalogue::VERIFY_DURATION.name, verify_values()),
+        (Instrument::ROLLOUT_DURATION.name, rollout_values()),
+        (Instrument::VERIFY_DURATION.name, verify_values()),
     ] {
         let p = point(doc, name, "exponentialHistogram");
         assert_eq!(u64_of(&p["count"]), values.len() as u64);
@@ -216,7 +216,7 @@ fn delta_temporality_when_asked() {
     guard.shutdown().unwrap();
     let docs = documents(&buf);
     let last = docs.last().unwrap();
-    let m = metric(last, catalogue::ROLLOUT_DURATION.name).unwrap();
+    let m = metric(last, Instrument::ROLLOUT_DURATION.name).unwrap();
     assert_eq!(m["histogram"]["aggregationTemporality"], 1, "1 = delta");
     assert_eq!(
         u64_of(&m["histogram"]["dataPoints"][0]["count"]),
@@ -233,6 +233,6 @@ fn dropping_the_guard_exports_the_final_values() {
     drop(guard);
     let docs = documents(&buf);
     assert_eq!(docs.len(), 1);
-    let p = point(&docs[0], catalogue::VERIFY_DURATION.name, "histogram");
+    let p = point(&docs[0], Instrument::VERIFY_DURATION.name, "histogram");
     assert_eq!(u64_of(&p["count"]), 4);
 }

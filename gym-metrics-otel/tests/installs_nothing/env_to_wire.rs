@@ -7,7 +7,7 @@ use crate::support;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use gym_metrics_api::backend::catalogue;
+use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
 use opentelemetry_proto::tonic::common::v1::any_value;
@@ -49,7 +49,7 @@ fn variables_configure_what_is_sent() {
         .first()
         .expect("an export to the base endpoint + /v1/metrics");
     assert_eq!(
-        histogram_point(request, catalogue::VERIFY_DURATION.name).count,
+        histogram_point(request, Instrument::VERIFY_DURATION.name).count,
         4
     );
     let headers = collector.last_headers();

@@ -5,7 +5,7 @@ use crate::support;
 
 use std::time::Duration;
 
-use gym_metrics_api::backend::{catalogue, Recorder};
+use gym_metrics_api::backend::{Instrument, Recorder};
 use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
 use support::fake_collector::{double_value, histogram_point, int_value, Answer, FakeCollector};
@@ -25,7 +25,7 @@ fn totals_are_exact_after_a_restart() {
     record_reference_sequence(&recorder);
     let before = collector.wait_accepted(1, Duration::from_secs(3));
     assert_eq!(
-        histogram_point(before.last().unwrap(), catalogue::ROLLOUT_DURATION.name).count,
+        histogram_point(before.last().unwrap(), Instrument::ROLLOUT_DURATION.name).count,
         3
     );
 
@@ -47,19 +47,19 @@ fn totals_are_exact_after_a_restart() {
     collector.restart();
     let after = collector.wait_accepted(accepted_before_outage + 1, Duration::from_secs(5));
     let latest = after.last().unwrap();
-    let p = histogram_point(latest, catalogue::ROLLOUT_DURATION.name);
+    let p = histogram_point(latest, Instrument::ROLLOUT_DURATION.name);
     assert_eq!(p.count, rollouts.len() as u64);
     assert_eq!(p.sum, Some(rollouts.iter().sum::<f64>()));
     assert_eq!(p.bucket_counts, expected_bucket_counts(&rollouts));
     assert_eq!(
-        int_value(latest, catalogue::VERIFY_COMPLETED.name),
+        int_value(latest, Instrument::VERIFY_COMPLETED.name),
         completed
     );
     assert_eq!(
-        int_value(latest, catalogue::VERIFY_SUCCEEDED.name),
+        int_value(latest, Instrument::VERIFY_SUCCEEDED.name),
         succeeded
     );
-    let rate = double_value(latest, catalogue::VERIFY_SUCCESS_RATE.name);
+    let rate = double_value(latest, Instrument::VERIFY_SUCCESS_RATE.name);
     assert!(
         (rate - succeeded as f64 / completed as f64).abs() < 1e-12,
         "{rate}"

@@ -7,7 +7,7 @@ use crate::support;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::backend::catalogue;
+use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::Role;
 use gym_metrics_otel::{OtelBuilder, OtlpProtocol};
 use support::fake_collector::{histogram_point, Answer, FakeCollector};
@@ -36,7 +36,7 @@ fn http_from_inside_a_current_thread_runtime() {
     let accepted = collector.accepted();
     let last = accepted.last().expect("the shutdown export");
     assert_eq!(
-        histogram_point(last, catalogue::ROLLOUT_DURATION.name).count,
+        histogram_point(last, Instrument::ROLLOUT_DURATION.name).count,
         3
     );
 }

@@ -78,7 +78,7 @@ pub fn assert_reference_sequence(vm: &VictoriaMetrics, service_name: &str, orche
             .wait_for(&promql, WAIT, |s| s.len() == expected.len())
             .unwrap_or_else(|e| panic!("{promql}: {e}\n{}", dump(vm)));
         let got = buckets(&samples);
-        let bounds: Vec<f64> = gym_metrics_api::backend::catalogue::DEFAULT_DURATION_BOUNDARIES_MS
+        let bounds: Vec<f64> = gym_metrics_api::backend::Instrument::DEFAULT_DURATION_BOUNDARIES_MS
             .iter()
             .copied()
             .chain([f64::INFINITY])

@@ -201,7 +201,7 @@ mod tests {
         let length = r.headers()[CONTENT_LENGTH].to_str().unwrap().to_string();
         let json = String::from_utf8(body(r)).unwrap();
         assert_eq!(length, json.len().to_string());
-        assert_eq!(json, gym_metrics_api::backend::render_sd_json(&targets));
+        assert_eq!(json, gym_metrics_api::FleetTarget::sd_json(&targets));
 
         let r = respond(&h, &request(Method::HEAD, "/sd", &[]));
         assert_eq!(r.status(), StatusCode::OK);

@@ -3,7 +3,8 @@
 //! time.
 
 use bytes::Bytes;
-use gym_metrics_api::backend::HTTP_SD_CONTENT_TYPE;
+/// The `Content-Type` of the HTTP SD document.
+const HTTP_SD_CONTENT_TYPE: &str = "application/json";
 use http::header::{HeaderValue, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
 use http::Response;
 use http_body_util::Full;

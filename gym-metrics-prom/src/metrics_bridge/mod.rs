@@ -9,7 +9,7 @@
 //! Prometheus cannot read. Each instrument holds at most the cardinality
 //! limit's label sets; further ones share one `otel_metric_overflow="true"`
 //! series. Histograms get the bounds of the first matching rule of
-//! [`gym_metrics_api::metrics_facade::MetricsFacade`], else its documented
+//! [`gym_metrics_kit::bridge::MetricsBridgeOptions`], else its documented
 //! default (the OpenTelemetry SDK's).
 
 mod naming;
@@ -20,7 +20,7 @@ mod series;
 
 use std::sync::Arc;
 
-use gym_metrics_api::metrics_facade::MetricsFacade;
+use gym_metrics_kit::bridge::MetricsBridgeOptions;
 
 pub use recorder::{MetricsBridgeRecorder, MetricsBridgeStats};
 use registry::Registry;
@@ -33,10 +33,10 @@ use crate::handle::PrometheusHandle;
 /// `exposition` with a bridge configured by `options` written after the
 /// gym families, and the bridge's recorder. The names the bridge refuses are
 /// the API's rule over the whole fleet's gym families
-/// ([`gym_metrics_api::metrics_facade::FamilyNames`]), so the same on the
+/// ([`gym_metrics_kit::bridge::FamilyNames`]), so the same on the
 /// OpenTelemetry path and for every role.
 pub(crate) fn attach(
-    options: MetricsFacade,
+    options: MetricsBridgeOptions,
     families: &Families,
     exposition: Exposition,
 ) -> (Exposition, MetricsBridgeRecorder) {

@@ -1,9 +1,9 @@
 //! `metrics` labels as Prometheus labels, by the OpenTelemetry
 //! specification's Prometheus rules, made strict enough that Prometheus
 //! accepts every result (family names are the API's one rule for both
-//! backends, `gym_metrics_api::metrics_facade::FamilyNames`):
+//! backends, `gym_metrics_kit::bridge::FamilyNames`):
 //!
-//! - a label name: the API's one rule (`gym_metrics_api::backend::sanitize_label_name`:
+//! - a label name: the API's one rule (`gym_metrics_kit::naming::sanitize_label_name`:
 //!   every character but ASCII letters, digits and `_` becomes `_`, runs of
 //!   `_` become one so nothing starts with the reserved `__`, a leading digit
 //!   or an empty name gets `key_`); then a label that would be one the
@@ -25,12 +25,12 @@ const EXPORTER_LABELS: [&str; 3] = [
 ];
 
 /// The label name for the `metrics` label key `key` on a family of `kind`:
-/// the one label-name rule ([`gym_metrics_api::backend::sanitize_label_name`],
+/// the one label-name rule ([`gym_metrics_kit::naming::sanitize_label_name`],
 /// also used for resource attributes), then `key_` before a name the
 /// exporter writes itself (a scope label, the overflow marker, a
 /// histogram's `le`).
 pub(crate) fn label_name(key: &str, kind: Kind) -> String {
-    let mut name = gym_metrics_api::backend::sanitize_label_name(key);
+    let mut name = gym_metrics_kit::naming::sanitize_label_name(key);
     if EXPORTER_LABELS.contains(&name.as_str()) || (kind == Kind::Histogram && name == "le") {
         name.insert_str(0, "key_");
     }

@@ -18,9 +18,9 @@ use crate::families::Kind;
 /// (or use it locally, as here).
 ///
 /// ```
-/// use gym_metrics_api::metrics_facade::MetricsFacade;
+/// use gym_metrics_kit::bridge::MetricsBridgeOptions;
 /// let (_r, handle) = gym_metrics_prom::PrometheusBuilder::new()
-///     .with_metrics_facade(MetricsFacade::new())
+///     .with_metrics_facade(MetricsBridgeOptions::new())
 ///     .build()?;
 /// let bridge = handle.metrics_recorder().expect("asked for");
 /// metrics::with_local_recorder(&bridge, || {
@@ -62,9 +62,9 @@ impl MetricsBridgeRecorder {
     /// What was refused or folded into an overflow series so far.
     ///
     /// ```
-    /// use gym_metrics_api::metrics_facade::MetricsFacade;
+    /// use gym_metrics_kit::bridge::MetricsBridgeOptions;
     /// let (_r, handle) = gym_metrics_prom::PrometheusBuilder::new()
-    ///     .with_metrics_facade(MetricsFacade::new())
+    ///     .with_metrics_facade(MetricsBridgeOptions::new())
     ///     .build()?;
     /// let bridge = handle.metrics_recorder().expect("asked for");
     /// metrics::with_local_recorder(&bridge, || metrics::gauge!("target_info").set(1.0));

@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use gym_metrics_api::backend::catalogue::InstrumentKind;
-use gym_metrics_api::metrics_facade::{ucum_unit, FamilyNames, MetricsFacade, NameRefused};
+use gym_metrics_api::backend::InstrumentKind;
+use gym_metrics_kit::bridge::{ucum_unit, FamilyNames, MetricsBridgeOptions, NameRefused};
 use metrics::{Key, KeyName, SharedString, Unit};
 
 use super::naming::series_labels;
@@ -80,7 +80,7 @@ struct Cache(HashMap<(Key, Kind), AnySeries>);
 /// The bridge's state (shared by the recorder and the exposition).
 #[derive(Debug)]
 pub(crate) struct Registry {
-    options: MetricsFacade,
+    options: MetricsBridgeOptions,
     cache: RwLock<Cache>,
     state: Mutex<State>,
     overflowed: AtomicU64,
@@ -92,7 +92,7 @@ impl Registry {
     /// whatever this process's role: [`FamilyNames::new`]): no bridged
     /// family may write a sample name of theirs.
     pub(crate) fn new<'a>(
-        options: MetricsFacade,
+        options: MetricsBridgeOptions,
         ours: impl IntoIterator<Item = (&'a str, InstrumentKind)>,
     ) -> Self {
         let mut state = State::default();
@@ -141,7 +141,7 @@ impl Registry {
             log::warn!(
                 "metrics instrument {family_name} has reached its cardinality limit of {} label sets: \
                  further label sets are recorded into its series otel_metric_overflow=\"true\"; \
-                 bound the label values (or raise MetricsFacade::cardinality_limit)",
+                 bound the label values (or raise MetricsBridgeOptions::cardinality_limit)",
                 self.options.limit()
             );
         }

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use super::registry::{AnySeries, BridgedFamily, Registry};
 use crate::appendix::Appendix;
 use crate::text_format::{push_count, push_label_pairs, TextFormat};
-use gym_metrics_api::backend::sample_names;
+use gym_metrics_kit::naming::sample_names;
 
 /// The instrumentation scope of every bridged series.
 pub(crate) const SCOPE: (&str, &str) = ("otel_scope_name", "metrics");

@@ -13,8 +13,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::exposition::{parse, Family};
-use gym_metrics_api::backend::{catalogue, Boundaries, Recorder, VerifyTally};
+use gym_metrics_api::backend::{Boundaries, Instrument, Recorder};
 use gym_metrics_api::{HttpMethod, HttpServerRequest, Role, UrlScheme};
+use gym_metrics_kit::VerifyTally;
 use gym_metrics_prom::{PrometheusBuilder, SCOPE_NAME, SCOPE_VERSION};
 use opentelemetry::metrics::MeterProvider;
 use opentelemetry::{InstrumentationScope, KeyValue};
@@ -105,7 +106,7 @@ fn ours(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
         .unwrap()
         .resource_attribute("service.instance.id", INSTANCE_ID)
         .gym_env(
-            gym_metrics_api::backend::GymEnv::read(|name| {
+            gym_metrics_kit::env::GymEnv::read(|name| {
                 (name == "NEMO_GYM_OTEL_RUN_ID").then(|| RUN_ID.to_string())
             })
             .unwrap(),
@@ -176,7 +177,7 @@ fn opentelemetry(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
             .with_version(SCOPE_VERSION)
             .build(),
     );
-    let histogram = |i: catalogue::Instrument| {
+    let histogram = |i: Instrument| {
         meter
             .f64_histogram(i.name)
             .with_unit(i.unit.unwrap_or_default())
@@ -184,15 +185,15 @@ fn opentelemetry(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
             .with_boundaries(bounds.as_slice().to_vec())
             .build()
     };
-    let rollout = histogram(catalogue::ROLLOUT_DURATION);
-    let verify = histogram(catalogue::VERIFY_DURATION);
+    let rollout = histogram(Instrument::ROLLOUT_DURATION);
+    let verify = histogram(Instrument::VERIFY_DURATION);
     // As gym-metrics-otel does: the rate and the counters are observed from a
     // tally at collection; the fleet size is a synchronous gauge.
     let tally = Arc::new(VerifyTally::new());
     let t = Arc::clone(&tally);
     let _rate = meter
-        .f64_observable_gauge(catalogue::VERIFY_SUCCESS_RATE.name)
-        .with_description(catalogue::VERIFY_SUCCESS_RATE.description)
+        .f64_observable_gauge(Instrument::VERIFY_SUCCESS_RATE.name)
+        .with_description(Instrument::VERIFY_SUCCESS_RATE.description)
         .with_callback(move |o| {
             if let Some(rate) = t.snapshot().success_rate() {
                 o.observe(rate, &[]);
@@ -201,26 +202,26 @@ fn opentelemetry(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
         .build();
     let t = Arc::clone(&tally);
     let _completed = meter
-        .u64_observable_counter(catalogue::VERIFY_COMPLETED.name)
-        .with_description(catalogue::VERIFY_COMPLETED.description)
+        .u64_observable_counter(Instrument::VERIFY_COMPLETED.name)
+        .with_description(Instrument::VERIFY_COMPLETED.description)
         .with_callback(move |o| o.observe(t.snapshot().completed, &[]))
         .build();
     let t = Arc::clone(&tally);
     let _succeeded = meter
-        .u64_observable_counter(catalogue::VERIFY_SUCCEEDED.name)
-        .with_description(catalogue::VERIFY_SUCCEEDED.description)
+        .u64_observable_counter(Instrument::VERIFY_SUCCEEDED.name)
+        .with_description(Instrument::VERIFY_SUCCEEDED.description)
         .with_callback(move |o| o.observe(t.snapshot().succeeded, &[]))
         .build();
     let servers = meter
-        .u64_gauge(catalogue::SERVERS_ACTIVE.name)
-        .with_description(catalogue::SERVERS_ACTIVE.description)
+        .u64_gauge(Instrument::SERVERS_ACTIVE.name)
+        .with_description(Instrument::SERVERS_ACTIVE.description)
         .build();
-    let http = catalogue::HTTP_SERVER_REQUEST_DURATION;
+    let http = Instrument::HTTP_SERVER_REQUEST_DURATION;
     let http_server = meter
         .f64_histogram(http.name)
         .with_unit(http.unit.unwrap_or_default())
         .with_description(http.description)
-        .with_boundaries(catalogue::HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec())
+        .with_boundaries(Instrument::HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec())
         .build();
 
     for op in ops {

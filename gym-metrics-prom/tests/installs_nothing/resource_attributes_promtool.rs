@@ -8,7 +8,7 @@
 //! (values percent-encoded), parsed as the builder parses it, rendered, and
 //! checked by one promtool run; the case count keeps the test to seconds.
 
-use gym_metrics_api::backend::resource::parse_key_value_list;
+use gym_metrics_kit::resource::parse_key_value_list;
 use gym_metrics_prom::PrometheusBuilder;
 use gym_testkit::{promtool_check_metrics, require, Tool};
 use proptest::prelude::*;

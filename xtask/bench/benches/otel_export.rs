@@ -17,9 +17,7 @@ use criterion::{Criterion, SamplingMode};
 use gym_bench::cpu_time::process_cpu_time;
 use gym_bench::otlp_sink::OtlpSink;
 use gym_bench::{harness, peers, Figure, Mode, Output, Table};
-use gym_metrics_api::backend::catalogue::{
-    ROLLOUT_DURATION, VERIFY_COMPLETED, VERIFY_DURATION, VERIFY_SUCCEEDED, VERIFY_SUCCESS_RATE,
-};
+use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::backend::Recorder;
 use gym_metrics_otel::{MetricsExporter, OtelBuilder, OtlpProtocol};
 use opentelemetry::metrics::MeterProvider as _;
@@ -81,7 +79,7 @@ fn bare_sdk(t: &mut Table<'_>, sink: &OtlpSink) -> (u64, f64) {
         .build();
     let provider = SdkMeterProvider::builder().with_reader(reader).build();
     let meter = provider.meter("gym-metrics");
-    let histogram = |i: gym_metrics_api::backend::catalogue::Instrument| {
+    let histogram = |i: gym_metrics_api::backend::Instrument| {
         meter
             .f64_histogram(i.name)
             .with_unit(i.unit.unwrap_or_default())
@@ -89,14 +87,14 @@ fn bare_sdk(t: &mut Table<'_>, sink: &OtlpSink) -> (u64, f64) {
             .with_boundaries(peers::bounds())
             .build()
     };
-    let rollout = histogram(ROLLOUT_DURATION);
-    let verify = histogram(VERIFY_DURATION);
+    let rollout = histogram(Instrument::ROLLOUT_DURATION);
+    let verify = histogram(Instrument::VERIFY_DURATION);
     let completed = Arc::new(AtomicU64::new(0));
     let succeeded = Arc::new(AtomicU64::new(0));
     let (c, s) = (Arc::clone(&completed), Arc::clone(&succeeded));
     let _rate = meter
-        .f64_observable_gauge(VERIFY_SUCCESS_RATE.name)
-        .with_description(VERIFY_SUCCESS_RATE.description)
+        .f64_observable_gauge(Instrument::VERIFY_SUCCESS_RATE.name)
+        .with_description(Instrument::VERIFY_SUCCESS_RATE.description)
         .with_callback(move |o| {
             let done = c.load(Ordering::Relaxed);
             if done > 0 {
@@ -106,14 +104,14 @@ fn bare_sdk(t: &mut Table<'_>, sink: &OtlpSink) -> (u64, f64) {
         .build();
     let c = Arc::clone(&completed);
     let _completed = meter
-        .u64_observable_counter(VERIFY_COMPLETED.name)
-        .with_description(VERIFY_COMPLETED.description)
+        .u64_observable_counter(Instrument::VERIFY_COMPLETED.name)
+        .with_description(Instrument::VERIFY_COMPLETED.description)
         .with_callback(move |o| o.observe(c.load(Ordering::Relaxed), &[]))
         .build();
     let s = Arc::clone(&succeeded);
     let _succeeded = meter
-        .u64_observable_counter(VERIFY_SUCCEEDED.name)
-        .with_description(VERIFY_SUCCEEDED.description)
+        .u64_observable_counter(Instrument::VERIFY_SUCCEEDED.name)
+        .with_description(Instrument::VERIFY_SUCCEEDED.description)
         .with_callback(move |o| o.observe(s.load(Ordering::Relaxed), &[]))
         .build();
     for i in 0..10_000u64 {

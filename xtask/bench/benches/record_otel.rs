@@ -38,7 +38,7 @@ fn main() {
         .exporter(MetricsExporter::Console)
         .console_writer(std::io::sink())
         .export_interval(Duration::from_secs(3600))
-        .with_metrics_facade(gym_metrics_api::metrics_facade::MetricsFacade::new())
+        .with_metrics_facade(gym_metrics_otel::MetricsBridgeOptions::new())
         .build()
         .expect("building the bridged otel recorder");
     let bridge = bridge_guard

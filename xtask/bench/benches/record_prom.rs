@@ -8,8 +8,8 @@ use std::time::Duration;
 use gym_bench::scrape_families::rollout_records;
 use gym_bench::{harness, peers, Mode, Output};
 use gym_metrics_api::backend::Recorder;
-use gym_metrics_api::metrics_facade::MetricsFacade;
 use gym_metrics_api::{record_rollout_duration, record_verify};
+use gym_metrics_prom::MetricsBridgeOptions;
 use metrics::Recorder as _;
 
 const ROLLOUT: &str = "gym-metrics-prom record_rollout_duration";
@@ -31,7 +31,7 @@ fn main() {
     // The `metrics` facade bridged into our exposition: a histogram and a
     // counter handle, registered once, beside metrics-exporter-prometheus'.
     let (_bridged, bridge_handle) = gym_metrics_prom::PrometheusBuilder::new()
-        .with_metrics_facade(MetricsFacade::new())
+        .with_metrics_facade(MetricsBridgeOptions::new())
         .build()
         .expect("building the prom recorder with the metrics bridge");
     let bridge = bridge_handle

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use gym_metrics_api::backend::catalogue::DEFAULT_DURATION_BOUNDARIES_MS;
+use gym_metrics_api::backend::Instrument;
 use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::data::ResourceMetrics;
@@ -12,7 +12,7 @@ use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider, Temporality};
 
 /// The catalogue's boundaries, milliseconds.
 pub fn bounds() -> Vec<f64> {
-    DEFAULT_DURATION_BOUNDARIES_MS.to_vec()
+    Instrument::DEFAULT_DURATION_BOUNDARIES_MS.to_vec()
 }
 
 /// `prometheus` 0.14: a registered-once `Histogram`.

@@ -2,10 +2,7 @@
 //! success-rate gauge, the two verify counters, `target_info`), built with
 //! each peer's own types, for the render comparison.
 
-use gym_metrics_api::backend::catalogue::Instrument;
-use gym_metrics_api::backend::catalogue::{
-    ROLLOUT_DURATION, VERIFY_COMPLETED, VERIFY_DURATION, VERIFY_SUCCEEDED, VERIFY_SUCCESS_RATE,
-};
+use gym_metrics_api::backend::Instrument;
 use gym_metrics_prom::{SCOPE_NAME, SCOPE_VERSION};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
@@ -85,11 +82,11 @@ impl FamilyNames {
                 .ok_or_else(|| format!("no family with HELP {:?}", instrument.description))
         };
         Ok(Self {
-            rollout: name(&ROLLOUT_DURATION)?,
-            verify: name(&VERIFY_DURATION)?,
-            success_rate: name(&VERIFY_SUCCESS_RATE)?,
-            completed: name(&VERIFY_COMPLETED)?,
-            succeeded: name(&VERIFY_SUCCEEDED)?,
+            rollout: name(&Instrument::ROLLOUT_DURATION)?,
+            verify: name(&Instrument::VERIFY_DURATION)?,
+            success_rate: name(&Instrument::VERIFY_SUCCESS_RATE)?,
+            completed: name(&Instrument::VERIFY_COMPLETED)?,
+            succeeded: name(&Instrument::VERIFY_SUCCEEDED)?,
         })
     }
 }
@@ -141,14 +138,14 @@ pub fn prometheus_registry(
                 .buckets(bounds()),
         )
     };
-    let rollout = histogram(&names.rollout, &ROLLOUT_DURATION)?;
-    let verify = histogram(&names.verify, &VERIFY_DURATION)?;
+    let rollout = histogram(&names.rollout, &Instrument::ROLLOUT_DURATION)?;
+    let verify = histogram(&names.verify, &Instrument::VERIFY_DURATION)?;
     let opts = |name: &str, instrument: &Instrument| {
         Opts::new(name, instrument.description).const_labels(scope.clone())
     };
-    let rate = PGauge::with_opts(opts(&names.success_rate, &VERIFY_SUCCESS_RATE))?;
-    let completed = PCounter::with_opts(opts(&names.completed, &VERIFY_COMPLETED))?;
-    let succeeded = PCounter::with_opts(opts(&names.succeeded, &VERIFY_SUCCEEDED))?;
+    let rate = PGauge::with_opts(opts(&names.success_rate, &Instrument::VERIFY_SUCCESS_RATE))?;
+    let completed = PCounter::with_opts(opts(&names.completed, &Instrument::VERIFY_COMPLETED))?;
+    let succeeded = PCounter::with_opts(opts(&names.succeeded, &Instrument::VERIFY_SUCCEEDED))?;
     let info = PGauge::with_opts(
         Opts::new("target_info", "Target metadata")
             .const_labels(target_info.iter().cloned().collect()),
@@ -215,21 +212,29 @@ pub fn prometheus_client_registry(
     rate.set(succeeded.get() as f64 / completed.get().max(1) as f64);
     // prometheus-client appends `_total` to counters itself.
     let base = |name: &str| name.trim_end_matches("_total").to_string();
-    scoped.register(base(&names.rollout), ROLLOUT_DURATION.description, rollout);
-    scoped.register(base(&names.verify), VERIFY_DURATION.description, verify);
+    scoped.register(
+        base(&names.rollout),
+        Instrument::ROLLOUT_DURATION.description,
+        rollout,
+    );
+    scoped.register(
+        base(&names.verify),
+        Instrument::VERIFY_DURATION.description,
+        verify,
+    );
     scoped.register(
         base(&names.success_rate),
-        VERIFY_SUCCESS_RATE.description,
+        Instrument::VERIFY_SUCCESS_RATE.description,
         rate,
     );
     scoped.register(
         base(&names.completed),
-        VERIFY_COMPLETED.description,
+        Instrument::VERIFY_COMPLETED.description,
         completed,
     );
     scoped.register(
         base(&names.succeeded),
-        VERIFY_SUCCEEDED.description,
+        Instrument::VERIFY_SUCCEEDED.description,
         succeeded,
     );
     root

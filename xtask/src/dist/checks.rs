@@ -186,6 +186,8 @@ pub const BACKEND_ONLY_CRATES: &[&str] = &[
     "tokio-rustls",
     "hyper-rustls",
     "ring",
+    // The kit the recording backends share: the no-op backend needs none of it.
+    "gym-metrics-kit",
 ];
 
 /// `cargo tree` of the no-op build of the examples must name no backend-only crate.

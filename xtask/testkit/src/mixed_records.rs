@@ -41,7 +41,8 @@ pub fn duration(t: u64, i: u64) -> f64 {
 /// verification, 2 in 3 of those successful.
 ///
 /// ```
-/// use gym_metrics_api::backend::{Recorder, VerifyTally};
+/// use gym_metrics_api::backend::{Recorder};
+/// use gym_metrics_kit::VerifyTally;
 /// use gym_metrics_api::Role;
 /// use gym_testkit::mixed_records::{record_mixed, totals};
 ///

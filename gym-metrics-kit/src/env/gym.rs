@@ -8,17 +8,17 @@
 //! Unlike Gym (which logs and turns telemetry off), a bad value is an error
 //! naming the variable that held it.
 
-use crate::config_error::ConfigError;
+use gym_metrics_api::backend::SpanGroups;
+use gym_metrics_api::{Group, Role};
+
 use crate::resource::new_instance_id;
-use crate::role::DEFAULT_SERVICE_NAME;
-use crate::span_groups::SpanGroups;
-use crate::{Group, Role};
+use crate::ConfigError;
 
 /// Resource attribute carrying the run id (`…_RUN_ID`, else `SLURM_JOB_ID`,
 /// else one minted per process), as Gym exports it.
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::backend::RUN_ID_ATTRIBUTE, "nemo.run.id");
+/// assert_eq!(gym_metrics_kit::env::RUN_ID_ATTRIBUTE, "nemo.run.id");
 /// ```
 pub const RUN_ID_ATTRIBUTE: &str = "nemo.run.id";
 
@@ -26,7 +26,7 @@ pub const RUN_ID_ATTRIBUTE: &str = "nemo.run.id";
 /// `/<server>` suffix), as Gym exports it: the fleet's name.
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::backend::SERVICE_GROUP_ATTRIBUTE, "nemo.gym.service_group");
+/// assert_eq!(gym_metrics_kit::env::SERVICE_GROUP_ATTRIBUTE, "nemo.gym.service_group");
 /// ```
 pub const SERVICE_GROUP_ATTRIBUTE: &str = "nemo.gym.service_group";
 
@@ -49,10 +49,11 @@ const SPAN_GROUPS: Pair = ["NEMO_GYM_OTEL_SPAN_GROUPS", "NEMO_LENS_SPAN_GROUPS"]
 /// supports.
 ///
 /// ```
-/// use gym_metrics_api::backend::{GymEnv, GymExporter};
+/// use gym_metrics_kit::env::GymEnv;
+/// use gym_metrics_kit::env::GymExporter;
 /// let env = GymEnv::read(|n| (n == "NEMO_LENS_EXPORTER").then(|| "Console".to_string()))?;
 /// assert_eq!(env.exporter(), Some(GymExporter::Console));
-/// # Ok::<(), gym_metrics_api::backend::ConfigError>(())
+/// # Ok::<(), gym_metrics_kit::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GymExporter {
@@ -86,7 +87,7 @@ struct Sourced<T> {
 /// (case-insensitive).
 ///
 /// ```
-/// use gym_metrics_api::backend::GymEnv;
+/// use gym_metrics_kit::env::GymEnv;
 /// use gym_metrics_api::Group;
 /// let env = GymEnv::read(|name| match name {
 ///     "NEMO_GYM_OTEL_SPAN_GROUPS" => Some("default".to_string()),
@@ -99,7 +100,7 @@ struct Sourced<T> {
 ///
 /// let e = GymEnv::read(|n| (n == "NEMO_LENS_ENABLED").then(|| "maybe".to_string())).unwrap_err();
 /// assert_eq!(e.variable(), "NEMO_LENS_ENABLED");
-/// # Ok::<(), gym_metrics_api::backend::ConfigError>(())
+/// # Ok::<(), gym_metrics_kit::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GymEnv {
@@ -131,7 +132,7 @@ impl GymEnv {
     /// the names it reads from the process environment.
     ///
     /// ```
-    /// let names = gym_metrics_api::backend::GymEnv::VARIABLES;
+    /// let names = gym_metrics_kit::env::GymEnv::VARIABLES;
     /// assert!(names.contains(&"NEMO_GYM_OTEL_SPAN_GROUPS") && names.contains(&"SLURM_JOB_ID"));
     /// ```
     pub const VARIABLES: [&'static str; 13] = [
@@ -158,14 +159,14 @@ impl GymEnv {
     /// naming the variable that held it and the value.
     ///
     /// ```
-    /// use gym_metrics_api::backend::GymEnv;
+    /// use gym_metrics_kit::env::GymEnv;
     /// let env = GymEnv::read(|n| match n {
     ///     "NEMO_GYM_OTEL_ENABLED" => Some("0".to_string()),
     ///     "NEMO_LENS_ENABLED" => Some("1".to_string()), // the Gym prefix wins
     ///     _ => None,
     /// })?;
     /// assert_eq!(env.silenced_by().as_deref(), Some("NEMO_GYM_OTEL_ENABLED=\"0\""));
-    /// # Ok::<(), gym_metrics_api::backend::ConfigError>(())
+    /// # Ok::<(), gym_metrics_kit::ConfigError>(())
     /// ```
     pub fn read(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let get = |pair: Pair| {
@@ -209,7 +210,9 @@ impl GymEnv {
             .transpose()?;
         let span_groups = get(SPAN_GROUPS)
             .map(|(variable, raw)| {
-                let value = SpanGroups::parse(variable, &raw)?;
+                let value = SpanGroups::parse(&raw).ok_or_else(|| {
+                    ConfigError::invalid(variable, &raw, SpanGroups::valid_names())
+                })?;
                 Ok::<_, ConfigError>(Sourced {
                     variable,
                     raw,
@@ -239,11 +242,11 @@ impl GymEnv {
     /// exports nothing (no OTLP traffic, no `/metrics` listener).
     ///
     /// ```
-    /// use gym_metrics_api::backend::GymEnv;
+    /// use gym_metrics_kit::env::GymEnv;
     /// let env = GymEnv::read(|n| (n == "NEMO_LENS_METRICS_ENABLED").then(|| "off".to_string()))?;
     /// assert_eq!(env.silenced_by().as_deref(), Some("NEMO_LENS_METRICS_ENABLED=\"off\""));
     /// assert_eq!(GymEnv::default().silenced_by(), None);
-    /// # Ok::<(), gym_metrics_api::backend::ConfigError>(())
+    /// # Ok::<(), gym_metrics_kit::ConfigError>(())
     /// ```
     pub fn silenced_by(&self) -> Option<String> {
         [&self.enabled, &self.metrics_enabled]
@@ -256,7 +259,7 @@ impl GymEnv {
     /// The exporter Gym's variables ask for, if any.
     ///
     /// ```
-    /// assert_eq!(gym_metrics_api::backend::GymEnv::default().exporter(), None);
+    /// assert_eq!(gym_metrics_kit::env::GymEnv::default().exporter(), None);
     /// ```
     pub fn exporter(&self) -> Option<GymExporter> {
         self.exporter.as_ref().map(|e| e.value)
@@ -268,11 +271,11 @@ impl GymEnv {
     /// `OTEL_EXPORTER_OTLP_[METRICS_]PROTOCOL` says otherwise.
     ///
     /// ```
-    /// use gym_metrics_api::backend::GymEnv;
+    /// use gym_metrics_kit::env::GymEnv;
     /// let env = GymEnv::read(|n| (n == "NEMO_GYM_OTEL_ENABLED").then(|| "1".to_string()))?;
     /// assert!(env.selects_otlp());
     /// assert!(!GymEnv::default().selects_otlp());
-    /// # Ok::<(), gym_metrics_api::backend::ConfigError>(())
+    /// # Ok::<(), gym_metrics_kit::ConfigError>(())
     /// ```
     pub fn selects_otlp(&self) -> bool {
         match self.exporter() {
@@ -285,7 +288,7 @@ impl GymEnv {
     /// minted for this process (as Gym mints them).
     ///
     /// ```
-    /// let id = gym_metrics_api::backend::GymEnv::default().run_id().to_string();
+    /// let id = gym_metrics_kit::env::GymEnv::default().run_id().to_string();
     /// assert_eq!(id.len(), 12);
     /// ```
     pub fn run_id(&self) -> &str {
@@ -295,7 +298,8 @@ impl GymEnv {
     /// The groups this process records: `…_SPAN_GROUPS`, or every group.
     ///
     /// ```
-    /// use gym_metrics_api::backend::{GymEnv, SpanGroups};
+    /// use gym_metrics_api::backend::{SpanGroups};
+    /// use gym_metrics_kit::env::GymEnv;
     /// assert_eq!(GymEnv::default().span_groups(), SpanGroups::ALL);
     /// ```
     pub fn span_groups(&self) -> SpanGroups {
@@ -312,21 +316,21 @@ impl GymEnv {
     /// (passed as `service_base`), else `nemo-gym`.
     ///
     /// ```
-    /// use gym_metrics_api::backend::GymEnv;
+    /// use gym_metrics_kit::env::GymEnv;
     /// use gym_metrics_api::Role;
     /// let env = GymEnv::read(|n| (n == "SLURM_JOB_ID").then(|| "4242".to_string()))?;
     /// let attrs = env.resource_attributes(&Role::server("math-0", "resources_servers"), None);
     /// assert!(attrs.contains(&("service.name", "nemo-gym/math-0".to_string())));
     /// assert!(attrs.contains(&("nemo.gym.service_group", "nemo-gym".to_string())));
     /// assert!(attrs.contains(&("nemo.run.id", "4242".to_string())));
-    /// # Ok::<(), gym_metrics_api::backend::ConfigError>(())
+    /// # Ok::<(), gym_metrics_kit::ConfigError>(())
     /// ```
     pub fn resource_attributes(
         &self,
         role: &Role,
         service_base: Option<&str>,
     ) -> Vec<(&'static str, String)> {
-        let base = service_base.unwrap_or(DEFAULT_SERVICE_NAME);
+        let base = service_base.unwrap_or(Role::DEFAULT_SERVICE_NAME);
         let service_name = if self.service_name_per_server {
             role.service_name(Some(base))
         } else {
@@ -348,12 +352,12 @@ impl GymEnv {
     /// `None` when everything is recorded.
     ///
     /// ```
-    /// use gym_metrics_api::backend::GymEnv;
+    /// use gym_metrics_kit::env::GymEnv;
     /// let env = GymEnv::read(|n| (n == "NEMO_GYM_OTEL_SPAN_GROUPS").then(|| "default".to_string()))?;
     /// let line = env.install_notice("gym-metrics-otel").unwrap();
     /// assert!(line.contains("gym.verify.* will not be recorded") && line.contains("\"default\""));
     /// assert_eq!(GymEnv::default().install_notice("gym-metrics-otel"), None);
-    /// # Ok::<(), gym_metrics_api::backend::ConfigError>(())
+    /// # Ok::<(), gym_metrics_kit::ConfigError>(())
     /// ```
     pub fn install_notice(&self, backend: &str) -> Option<String> {
         if let Some(cause) = self.silenced_by() {
@@ -376,7 +380,7 @@ impl GymEnv {
     /// Logs [`GymEnv::install_notice`], if there is one (target `gym_metrics`).
     ///
     /// ```
-    /// gym_metrics_api::backend::GymEnv::default().log_install_notice("gym-metrics-prom");
+    /// gym_metrics_kit::env::GymEnv::default().log_install_notice("gym-metrics-prom");
     /// ```
     pub fn log_install_notice(&self, backend: &str) {
         if let Some(line) = self.install_notice(backend) {

@@ -6,22 +6,23 @@
 //! gym families by them (`metrics_facade::FamilyNames`), so that a name is
 //! refused on both paths or on neither.
 
-use crate::catalogue::{Instrument, InstrumentKind};
+use gym_metrics_api::backend::{Instrument, InstrumentKind};
 
 /// The family OpenTelemetry's Prometheus exporter writes the resource into
 /// (a gauge of value 1, the resource attributes as labels).
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::backend::TARGET_INFO_FAMILY, "target_info");
+/// assert_eq!(gym_metrics_kit::naming::TARGET_INFO_FAMILY, "target_info");
 /// ```
 pub const TARGET_INFO_FAMILY: &str = "target_info";
 
 /// The Prometheus family name OpenTelemetry's exporter gives `instrument`.
 ///
 /// ```
-/// use gym_metrics_api::backend::{catalogue, prometheus_name};
-/// assert_eq!(prometheus_name(&catalogue::VERIFY_COMPLETED), "gym_verify_completed_total");
-/// assert_eq!(prometheus_name(&catalogue::ROLLOUT_DURATION), "gym_rollout_duration_ms_milliseconds");
+/// use gym_metrics_api::backend::{Instrument};
+/// use gym_metrics_kit::naming::prometheus_name;
+/// assert_eq!(prometheus_name(&Instrument::VERIFY_COMPLETED), "gym_verify_completed_total");
+/// assert_eq!(prometheus_name(&Instrument::ROLLOUT_DURATION), "gym_rollout_duration_ms_milliseconds");
 /// ```
 pub fn prometheus_name(instrument: &Instrument) -> String {
     let mut name = sanitize_metric_name(instrument.name);
@@ -39,7 +40,7 @@ pub fn prometheus_name(instrument: &Instrument) -> String {
 /// (a leading digit gets a `_` prefix).
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::backend::sanitize_metric_name("9jobs.done"), "_9jobs_done");
+/// assert_eq!(gym_metrics_kit::naming::sanitize_metric_name("9jobs.done"), "_9jobs_done");
 /// ```
 pub fn sanitize_metric_name(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 1);
@@ -65,8 +66,8 @@ pub fn sanitize_metric_name(name: &str) -> String {
 /// prefix `key_`. Keys that meet after this are merged by the caller.
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::backend::sanitize_label_name("__name__"), "_name_");
-/// assert_eq!(gym_metrics_api::backend::sanitize_label_name("1st"), "key_1st");
+/// assert_eq!(gym_metrics_kit::naming::sanitize_label_name("__name__"), "_name_");
+/// assert_eq!(gym_metrics_kit::naming::sanitize_label_name("1st"), "key_1st");
 /// ```
 pub fn sanitize_label_name(key: &str) -> String {
     let mut name = String::with_capacity(key.len() + 4);
@@ -88,7 +89,7 @@ pub fn sanitize_label_name(key: &str) -> String {
 /// annotations such as `{request}` or units it does not know.
 ///
 /// ```
-/// use gym_metrics_api::backend::unit_suffix;
+/// use gym_metrics_kit::naming::unit_suffix;
 /// assert_eq!(unit_suffix("s").as_deref(), Some("seconds"));
 /// assert_eq!(unit_suffix("{request}"), None);
 /// ```
@@ -160,7 +161,8 @@ fn per_unit_word(unit: &str) -> Option<&'static str> {
 /// registry's).
 ///
 /// ```
-/// use gym_metrics_api::backend::{catalogue::InstrumentKind, sample_names};
+/// use gym_metrics_api::backend::{InstrumentKind};
+/// use gym_metrics_kit::naming::sample_names;
 /// assert_eq!(sample_names("jobs_total", InstrumentKind::Counter), ["jobs_total", "jobs"]);
 /// assert_eq!(sample_names("jobs", InstrumentKind::Counter), ["jobs", "jobs_total"]);
 /// assert_eq!(sample_names("t", InstrumentKind::Histogram), ["t", "t_bucket", "t_sum", "t_count"]);
@@ -185,11 +187,11 @@ pub fn sample_names(family: &str, kind: InstrumentKind) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalogue;
+    use gym_metrics_api::backend::Instrument;
 
     #[test]
     fn every_exported_name_matches_the_contract() {
-        let names: Vec<String> = catalogue::EXPORTED.iter().map(prometheus_name).collect();
+        let names: Vec<String> = Instrument::EXPORTED.iter().map(prometheus_name).collect();
         assert_eq!(
             names,
             [

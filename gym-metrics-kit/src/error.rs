@@ -9,12 +9,12 @@ use crate::redact::redact_value;
 /// `GYM_METRICS_*`) or a builder setting. The message names the variable and
 /// the value, and says what would have been accepted.
 ///
-/// The value is redacted when the error is made (see [`crate::backend::redact_value`]):
+/// The value is redacted when the error is made (see [`gym_metrics_kit::backend::redact_value`]):
 /// header values and URL user-info never reach the message, `Debug`, or a
 /// log line that prints the error.
 ///
 /// ```
-/// use gym_metrics_api::backend::ConfigError;
+/// use gym_metrics_kit::ConfigError;
 /// let e = ConfigError::invalid("OTEL_METRICS_EXPORTER", "zipkin", "one of otlp, console, none");
 /// assert!(e.to_string().contains("OTEL_METRICS_EXPORTER=\"zipkin\""));
 /// assert_eq!(e.variable(), "OTEL_METRICS_EXPORTER");
@@ -35,7 +35,7 @@ impl ConfigError {
     /// Secrets in `value` are redacted here, before the error exists.
     ///
     /// ```
-    /// let e = gym_metrics_api::backend::ConfigError::invalid("OTEL_EXPORTER_PROMETHEUS_PORT", "http", "a port number");
+    /// let e = gym_metrics_kit::ConfigError::invalid("OTEL_EXPORTER_PROMETHEUS_PORT", "http", "a port number");
     /// assert!(e.to_string().contains("a port number"));
     /// ```
     pub fn invalid(
@@ -53,7 +53,7 @@ impl ConfigError {
     /// The variable or setting that was rejected.
     ///
     /// ```
-    /// let e = gym_metrics_api::backend::ConfigError::invalid("OTEL_METRICS_EXPORTER", "x", "otlp");
+    /// let e = gym_metrics_kit::ConfigError::invalid("OTEL_METRICS_EXPORTER", "x", "otlp");
     /// assert_eq!(e.variable(), "OTEL_METRICS_EXPORTER");
     /// ```
     pub fn variable(&self) -> &'static str {
@@ -63,7 +63,7 @@ impl ConfigError {
     /// The rejected value as the message prints it: secrets redacted.
     ///
     /// ```
-    /// let e = gym_metrics_api::backend::ConfigError::invalid("OTEL_EXPORTER_OTLP_ENDPOINT", "https://u:p@c", "http://");
+    /// let e = gym_metrics_kit::ConfigError::invalid("OTEL_EXPORTER_OTLP_ENDPOINT", "https://u:p@c", "http://");
     /// assert_eq!(e.value(), "https://[redacted]@c");
     /// ```
     pub fn value(&self) -> &str {
@@ -73,7 +73,7 @@ impl ConfigError {
     /// What would have been accepted.
     ///
     /// ```
-    /// let e = gym_metrics_api::backend::ConfigError::invalid("V", "x", "true or false");
+    /// let e = gym_metrics_kit::ConfigError::invalid("V", "x", "true or false");
     /// assert_eq!(e.expected(), "true or false");
     /// ```
     pub fn expected(&self) -> &str {

@@ -11,14 +11,14 @@ mod names;
 
 pub use names::{bridged_family_name, gym_families, sample_names, FamilyNames, NameRefused};
 
-use crate::boundaries::{Boundaries, BoundariesError};
+use gym_metrics_api::backend::{Boundaries, BoundariesError};
 
 /// The boundaries of a `metrics` histogram no rule matches: the OpenTelemetry
 /// SDK's default explicit bucket boundaries, so that both paths agree
 /// without any configuration.
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::metrics_facade::DEFAULT_HISTOGRAM_BOUNDS.len(), 15);
+/// assert_eq!(gym_metrics_kit::bridge::DEFAULT_HISTOGRAM_BOUNDS.len(), 15);
 /// ```
 pub const DEFAULT_HISTOGRAM_BOUNDS: [f64; 15] = [
     0.0, 5.0, 10.0, 25.0, 50.0, 75.0, 100.0, 250.0, 500.0, 750.0, 1000.0, 2500.0, 5000.0, 7500.0,
@@ -30,7 +30,7 @@ pub const DEFAULT_HISTOGRAM_BOUNDS: [f64; 15] = [
 /// as the OpenTelemetry SDK's default.
 ///
 /// ```
-/// assert_eq!(gym_metrics_api::metrics_facade::DEFAULT_CARDINALITY_LIMIT, 2000);
+/// assert_eq!(gym_metrics_kit::bridge::DEFAULT_CARDINALITY_LIMIT, 2000);
 /// ```
 pub const DEFAULT_CARDINALITY_LIMIT: usize = 2000;
 
@@ -38,7 +38,7 @@ pub const DEFAULT_CARDINALITY_LIMIT: usize = 2000;
 /// before any translation), as `metrics-exporter-prometheus`' `Matcher`.
 ///
 /// ```
-/// use gym_metrics_api::metrics_facade::HistogramMatcher;
+/// use gym_metrics_kit::bridge::HistogramMatcher;
 /// assert!(HistogramMatcher::Prefix("db.".into()).matches("db.query.duration"));
 /// assert!(!HistogramMatcher::Full("db".into()).matches("db.query.duration"));
 /// assert!(HistogramMatcher::Suffix(".bytes".into()).matches("http.body.bytes"));
@@ -57,7 +57,7 @@ impl HistogramMatcher {
     /// Whether `name` is one this rule applies to.
     ///
     /// ```
-    /// use gym_metrics_api::metrics_facade::HistogramMatcher;
+    /// use gym_metrics_kit::bridge::HistogramMatcher;
     /// assert!(HistogramMatcher::Full("a".into()).matches("a"));
     /// ```
     pub fn matches(&self, name: &str) -> bool {
@@ -74,8 +74,8 @@ impl HistogramMatcher {
 /// first that matches wins, else [`DEFAULT_HISTOGRAM_BOUNDS`].
 ///
 /// ```
-/// use gym_metrics_api::metrics_facade::{HistogramMatcher, MetricsFacade};
-/// let facade = MetricsFacade::new()
+/// use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
+/// let facade = MetricsBridgeOptions::new()
 ///     .histogram_buckets(HistogramMatcher::Prefix("db.".into()), vec![0.001, 0.01, 0.1])?
 ///     .cardinality_limit(100);
 /// assert_eq!(facade.buckets_for("db.query").as_slice(), &[0.001, 0.01, 0.1]);
@@ -84,22 +84,22 @@ impl HistogramMatcher {
 /// # Ok::<(), gym_metrics_api::backend::BoundariesError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct MetricsFacade {
+pub struct MetricsBridgeOptions {
     rules: Vec<(HistogramMatcher, Boundaries)>,
     cardinality_limit: usize,
 }
 
-impl Default for MetricsFacade {
+impl Default for MetricsBridgeOptions {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl MetricsFacade {
+impl MetricsBridgeOptions {
     /// No bucket rule, the limit [`DEFAULT_CARDINALITY_LIMIT`].
     ///
     /// ```
-    /// let f = gym_metrics_api::metrics_facade::MetricsFacade::new();
+    /// let f = gym_metrics_kit::bridge::MetricsBridgeOptions::new();
     /// assert_eq!(f.limit(), 2000);
     /// ```
     pub fn new() -> Self {
@@ -116,8 +116,8 @@ impl MetricsFacade {
     /// [`BoundariesError`] if `bounds` is empty, not finite or not strictly increasing.
     ///
     /// ```
-    /// use gym_metrics_api::metrics_facade::{HistogramMatcher, MetricsFacade};
-    /// let bad = MetricsFacade::new().histogram_buckets(HistogramMatcher::Full("a".into()), vec![2.0, 1.0]);
+    /// use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
+    /// let bad = MetricsBridgeOptions::new().histogram_buckets(HistogramMatcher::Full("a".into()), vec![2.0, 1.0]);
     /// assert!(bad.is_err());
     /// ```
     pub fn histogram_buckets(
@@ -134,7 +134,7 @@ impl MetricsFacade {
     /// overflow series.
     ///
     /// ```
-    /// let f = gym_metrics_api::metrics_facade::MetricsFacade::new().cardinality_limit(0);
+    /// let f = gym_metrics_kit::bridge::MetricsBridgeOptions::new().cardinality_limit(0);
     /// assert_eq!(f.limit(), 1);
     /// ```
     pub fn cardinality_limit(mut self, limit: usize) -> Self {
@@ -145,7 +145,7 @@ impl MetricsFacade {
     /// The cardinality limit in force.
     ///
     /// ```
-    /// assert_eq!(gym_metrics_api::metrics_facade::MetricsFacade::new().limit(), 2000);
+    /// assert_eq!(gym_metrics_kit::bridge::MetricsBridgeOptions::new().limit(), 2000);
     /// ```
     pub fn limit(&self) -> usize {
         self.cardinality_limit
@@ -155,7 +155,7 @@ impl MetricsFacade {
     /// rule's, else [`DEFAULT_HISTOGRAM_BOUNDS`].
     ///
     /// ```
-    /// let f = gym_metrics_api::metrics_facade::MetricsFacade::new();
+    /// let f = gym_metrics_kit::bridge::MetricsBridgeOptions::new();
     /// assert_eq!(f.buckets_for("x").as_slice()[1], 5.0);
     /// ```
     pub fn buckets_for(&self, name: &str) -> Boundaries {
@@ -178,7 +178,7 @@ fn default_boundaries() -> Boundaries {
 /// Prometheus name).
 ///
 /// ```
-/// use gym_metrics_api::metrics_facade::ucum_unit;
+/// use gym_metrics_kit::bridge::ucum_unit;
 /// assert_eq!(ucum_unit(metrics::Unit::Seconds), Some("s"));
 /// assert_eq!(ucum_unit(metrics::Unit::Bytes), Some("By"));
 /// assert_eq!(ucum_unit(metrics::Unit::Count), None);
@@ -213,7 +213,7 @@ mod tests {
     #[test]
     fn the_default_bounds_are_valid_and_the_first_matching_rule_wins() {
         assert!(Boundaries::new(DEFAULT_HISTOGRAM_BOUNDS.to_vec()).is_ok());
-        let f = MetricsFacade::new()
+        let f = MetricsBridgeOptions::new()
             .histogram_buckets(HistogramMatcher::Full("db.query".into()), vec![1.0])
             .unwrap()
             .histogram_buckets(HistogramMatcher::Prefix("db.".into()), vec![2.0])

@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 
-use gym_metrics_api::backend::PerThread;
+use gym_metrics_kit::PerThread;
 
 fn count_once(p: &PerThread<AtomicU64>) {
     p.get_or(|| AtomicU64::new(0))

@@ -4,7 +4,7 @@
 
 use std::ffi::OsString;
 
-use crate::config_error::ConfigError;
+use crate::ConfigError;
 
 /// What [`EnvVars`] expects of every value.
 const UTF8_EXPECTED: &str = "UTF-8 text (the value holds bytes that are not UTF-8; \
@@ -18,12 +18,12 @@ const UTF8_EXPECTED: &str = "UTF-8 text (the value holds bytes that are not UTF-
 ///
 /// ```
 /// use std::ffi::OsString;
-/// use gym_metrics_api::backend::EnvVars;
+/// use gym_metrics_kit::env::EnvVars;
 ///
 /// let env = EnvVars::from_os_lookup(&["A", "B"], |name| (name == "A").then(|| OsString::from("1")))?;
 /// assert_eq!(env.get("A").as_deref(), Some("1"));
 /// assert_eq!(env.get("B"), None);
-/// # Ok::<(), gym_metrics_api::backend::ConfigError>(())
+/// # Ok::<(), gym_metrics_kit::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EnvVars {
@@ -37,9 +37,9 @@ impl EnvVars {
     /// A variable whose value is not UTF-8, naming it.
     ///
     /// ```
-    /// let env = gym_metrics_api::backend::EnvVars::from_process(&["GYM_METRICS_DOC_TEST_UNSET"])?;
+    /// let env = gym_metrics_kit::env::EnvVars::from_process(&["GYM_METRICS_DOC_TEST_UNSET"])?;
     /// assert_eq!(env.get("GYM_METRICS_DOC_TEST_UNSET"), None);
-    /// # Ok::<(), gym_metrics_api::backend::ConfigError>(())
+    /// # Ok::<(), gym_metrics_kit::ConfigError>(())
     /// ```
     pub fn from_process(names: &[&'static str]) -> Result<Self, ConfigError> {
         Self::from_os_lookup(names, |name| std::env::var_os(name))
@@ -56,7 +56,7 @@ impl EnvVars {
     /// ```
     /// use std::ffi::OsStr;
     /// use std::os::unix::ffi::OsStrExt;
-    /// use gym_metrics_api::backend::EnvVars;
+    /// use gym_metrics_kit::env::EnvVars;
     ///
     /// let bad = OsStr::from_bytes(b"http://c\xff:4318").to_os_string();
     /// let e = EnvVars::from_os_lookup(&["OTEL_EXPORTER_OTLP_ENDPOINT"], |_| Some(bad.clone())).unwrap_err();
@@ -90,7 +90,7 @@ impl EnvVars {
     /// it is: the backend decides what empty means).
     ///
     /// ```
-    /// let env = gym_metrics_api::backend::EnvVars::default();
+    /// let env = gym_metrics_kit::env::EnvVars::default();
     /// assert_eq!(env.get("OTEL_SERVICE_NAME"), None);
     /// ```
     pub fn get(&self, name: &str) -> Option<String> {

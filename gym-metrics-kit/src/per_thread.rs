@@ -178,7 +178,7 @@ fn slot_or_take_id() -> Option<Slot> {
 ///
 /// ```
 /// use std::sync::atomic::{AtomicU64, Ordering};
-/// use gym_metrics_api::backend::PerThread;
+/// use gym_metrics_kit::PerThread;
 ///
 /// let counts: PerThread<AtomicU64> = PerThread::new();
 /// assert!(counts.get().is_none()); // nothing for this thread yet
@@ -204,7 +204,7 @@ impl<T> PerThread<T> {
     /// No value for any thread yet.
     ///
     /// ```
-    /// let p: gym_metrics_api::backend::PerThread<u8> = gym_metrics_api::backend::PerThread::new();
+    /// let p: gym_metrics_kit::PerThread<u8> = gym_metrics_kit::PerThread::new();
     /// assert_eq!(p.iter().count(), 0);
     /// ```
     pub const fn new() -> Self {
@@ -218,7 +218,7 @@ impl<T> PerThread<T> {
     /// panics (also not from a thread-local destructor).
     ///
     /// ```
-    /// let p = gym_metrics_api::backend::PerThread::new();
+    /// let p = gym_metrics_kit::PerThread::new();
     /// assert_eq!(p.get(), None);
     /// p.get_or(|| 7);
     /// assert_eq!(p.get(), Some(&7));
@@ -237,7 +237,7 @@ impl<T> PerThread<T> {
     /// miss to one cold path: a hit is a load, a compare and a load.
     ///
     /// ```
-    /// let p = gym_metrics_api::backend::PerThread::new();
+    /// let p = gym_metrics_kit::PerThread::new();
     /// assert_eq!(p.get_shortcut(), None);
     /// p.get_or(|| 7);
     /// assert_eq!(p.get_shortcut(), Some(&7));
@@ -302,7 +302,7 @@ impl<T> PerThread<T> {
     /// ```
     /// use std::cell::RefCell;
     /// use std::sync::atomic::{AtomicU64, Ordering};
-    /// use gym_metrics_api::backend::PerThread;
+    /// use gym_metrics_kit::PerThread;
     ///
     /// static COUNTS: PerThread<AtomicU64> = PerThread::new();
     /// static SHARED: AtomicU64 = AtomicU64::new(0);
@@ -346,7 +346,7 @@ impl<T> PerThread<T> {
     /// them).
     ///
     /// ```
-    /// let p = gym_metrics_api::backend::PerThread::new();
+    /// let p = gym_metrics_kit::PerThread::new();
     /// p.get_or(|| 1u32);
     /// assert_eq!(p.iter().sum::<u32>(), 1);
     /// ```

@@ -11,7 +11,8 @@ use std::fmt;
 /// What a secret is printed as.
 ///
 /// ```
-/// use gym_metrics_api::backend::{redact_value, REDACTED};
+/// use gym_metrics_kit::redact::redact_value;
+/// use gym_metrics_kit::redact::REDACTED;
 /// let printed = redact_value("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer t0k");
 /// assert_eq!(printed, format!("authorization={REDACTED}"));
 /// ```
@@ -24,7 +25,7 @@ pub const REDACTED: &str = "[redacted]";
 /// [`redact_userinfo`]).
 ///
 /// ```
-/// use gym_metrics_api::backend::redact_value;
+/// use gym_metrics_kit::redact::redact_value;
 /// assert_eq!(
 ///     redact_value("OTEL_EXPORTER_OTLP_HEADERS", "x-tenant=lab,authorization=Bearer t0k"),
 ///     "x-tenant=[redacted],authorization=[redacted]",
@@ -54,7 +55,7 @@ fn holds_headers(variable: &str) -> bool {
 /// since it may be a value that lost its key.
 ///
 /// ```
-/// use gym_metrics_api::backend::redact_header_list;
+/// use gym_metrics_kit::redact::redact_header_list;
 /// assert_eq!(redact_header_list(" a=1 , b"), "a=[redacted],[redacted]");
 /// assert_eq!(redact_header_list("=x"), "=[redacted]");
 /// ```
@@ -75,7 +76,7 @@ pub fn redact_header_list(list: &str) -> String {
 /// user-info is returned as is.
 ///
 /// ```
-/// use gym_metrics_api::backend::redact_userinfo;
+/// use gym_metrics_kit::redact::redact_userinfo;
 /// assert_eq!(
 ///     redact_userinfo("error sending request for url (http://u:s3cret@c:4318/v1/metrics)"),
 ///     "error sending request for url (http://[redacted]@c:4318/v1/metrics)",
@@ -115,7 +116,7 @@ fn ends_authority(c: char) -> bool {
 ///
 /// ```
 /// let headers = vec![("authorization".to_string(), "Bearer t0k".to_string())];
-/// let printed = format!("{:?}", gym_metrics_api::backend::RedactedHeaders(&headers));
+/// let printed = format!("{:?}", gym_metrics_kit::redact::RedactedHeaders(&headers));
 /// assert_eq!(printed, r#"[("authorization", "[redacted]")]"#);
 /// ```
 pub struct RedactedHeaders<'a>(pub &'a [(String, String)]);

@@ -86,7 +86,7 @@ impl Shard {
 /// written last, and the fraction is always within `[0, 1]`.
 ///
 /// ```
-/// use gym_metrics_api::backend::VerifyTally;
+/// use gym_metrics_kit::VerifyTally;
 /// let tally = VerifyTally::new();
 /// assert_eq!(tally.snapshot().success_rate(), None); // absent, never NaN
 /// tally.record(true);
@@ -106,7 +106,7 @@ impl VerifyTally {
     /// An empty tally.
     ///
     /// ```
-    /// assert_eq!(gym_metrics_api::backend::VerifyTally::new().snapshot().completed, 0);
+    /// assert_eq!(gym_metrics_kit::VerifyTally::new().snapshot().completed, 0);
     /// ```
     pub fn new() -> Self {
         Self::default()
@@ -115,7 +115,7 @@ impl VerifyTally {
     /// Counts one verification.
     ///
     /// ```
-    /// let t = gym_metrics_api::backend::VerifyTally::new();
+    /// let t = gym_metrics_kit::VerifyTally::new();
     /// t.record(true);
     /// assert_eq!(t.snapshot().succeeded, 1);
     /// ```
@@ -142,7 +142,7 @@ impl VerifyTally {
     /// success count is read (acquire) before its completion count.
     ///
     /// ```
-    /// let t = gym_metrics_api::backend::VerifyTally::new();
+    /// let t = gym_metrics_kit::VerifyTally::new();
     /// t.record(false);
     /// assert_eq!(t.snapshot().success_rate(), Some(0.0));
     /// ```
@@ -168,7 +168,7 @@ impl std::fmt::Debug for VerifyTally {
 /// A consistent reading of a [`VerifyTally`].
 ///
 /// ```
-/// use gym_metrics_api::backend::VerifyCounts;
+/// use gym_metrics_kit::VerifyCounts;
 /// let c = VerifyCounts { completed: 4, succeeded: 3 };
 /// assert_eq!(c.success_rate(), Some(0.75));
 /// ```
@@ -185,7 +185,7 @@ impl VerifyCounts {
     /// (the gauge is then absent, never NaN). Always within `[0, 1]`.
     ///
     /// ```
-    /// use gym_metrics_api::backend::VerifyCounts;
+    /// use gym_metrics_kit::VerifyCounts;
     /// assert_eq!(VerifyCounts::default().success_rate(), None);
     /// ```
     pub fn success_rate(&self) -> Option<f64> {

@@ -13,7 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// random-number crate.
 ///
 /// ```
-/// use gym_metrics_api::backend::resource::new_instance_id;
+/// use gym_metrics_kit::resource::new_instance_id;
 /// let id = new_instance_id();
 /// assert_eq!(id.len(), 36);
 /// assert_ne!(id, new_instance_id());
@@ -48,7 +48,7 @@ pub fn new_instance_id() -> String {
 /// What a `key=value` list must look like, for error messages.
 ///
 /// ```
-/// use gym_metrics_api::backend::resource::{parse_key_value_list, KEY_VALUE_LIST_FORMAT};
+/// use gym_metrics_kit::resource::{parse_key_value_list, KEY_VALUE_LIST_FORMAT};
 /// let value = "team";
 /// let error = parse_key_value_list(value)
 ///     .is_none()
@@ -67,7 +67,7 @@ pub const KEY_VALUE_LIST_FORMAT: &str =
 /// non-UTF-8 `%XX` escape; the caller names its variable and the value.
 ///
 /// ```
-/// use gym_metrics_api::backend::resource::parse_key_value_list;
+/// use gym_metrics_kit::resource::parse_key_value_list;
 /// let pairs = parse_key_value_list("team=rl, note=a%2Cb").unwrap();
 /// assert_eq!(pairs, vec![("team".into(), "rl".into()), ("note".into(), "a,b".into())]);
 /// assert_eq!(parse_key_value_list("team"), None);

@@ -16,7 +16,7 @@
 //! [`ProcessReadError::Unsupported`], and [`available`] says so once.
 //!
 //! ```
-//! use gym_metrics_api::process_metrics::ProcessReading;
+//! use gym_metrics_kit::process::ProcessReading;
 //! # #[cfg(target_os = "linux")] {
 //! let reading = ProcessReading::read()?;
 //! assert!(reading.threads >= 1);
@@ -24,7 +24,7 @@
 //! assert!(reading.open_fds >= 3); // at least stdin, stdout, stderr here
 //! assert!(reading.start_time_seconds > 1.0e9); // seconds since the Unix epoch
 //! # }
-//! # Ok::<(), gym_metrics_api::process_metrics::ProcessReadError>(())
+//! # Ok::<(), gym_metrics_kit::process::ProcessReadError>(())
 //! ```
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// One reading of this process's resource use.
 ///
 /// ```
-/// use gym_metrics_api::process_metrics::ProcessReading;
+/// use gym_metrics_kit::process::ProcessReading;
 /// if let Ok(r) = ProcessReading::read() {
 ///     assert_eq!(r.cpu_seconds(), r.cpu_user_seconds + r.cpu_system_seconds);
 /// }
@@ -62,7 +62,7 @@ impl ProcessReading {
     /// User plus system CPU time, in seconds.
     ///
     /// ```
-    /// let r = gym_metrics_api::process_metrics::ProcessReading {
+    /// let r = gym_metrics_kit::process::ProcessReading {
     ///     cpu_user_seconds: 1.5, cpu_system_seconds: 0.25, resident_bytes: 0, virtual_bytes: 0,
     ///     open_fds: 0, max_fds: None, threads: 1, start_time_seconds: 0.0,
     /// };
@@ -81,7 +81,7 @@ impl ProcessReading {
     /// or hidden by a sandbox).
     ///
     /// ```
-    /// use gym_metrics_api::process_metrics::{ProcessReadError, ProcessReading};
+    /// use gym_metrics_kit::process::{ProcessReadError, ProcessReading};
     /// match ProcessReading::read() {
     ///     Ok(r) => assert!(r.threads >= 1),
     ///     Err(ProcessReadError::Unsupported) => assert!(!cfg!(target_os = "linux")),
@@ -96,7 +96,7 @@ impl ProcessReading {
 /// Why process metrics could not be read.
 ///
 /// ```
-/// let e = gym_metrics_api::process_metrics::ProcessReadError::Unsupported;
+/// let e = gym_metrics_kit::process::ProcessReadError::Unsupported;
 /// assert!(e.to_string().contains("Linux"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -114,9 +114,9 @@ pub enum ProcessReadError {
 /// effect, and answers `false`: the backend then adds nothing.
 ///
 /// ```
-/// let here = gym_metrics_api::process_metrics::available("doc");
+/// let here = gym_metrics_kit::process::available("doc");
 /// assert_eq!(here, cfg!(target_os = "linux"));
-/// assert_eq!(gym_metrics_api::process_metrics::available("doc"), here);
+/// assert_eq!(gym_metrics_kit::process::available("doc"), here);
 /// ```
 pub fn available(backend: &str) -> bool {
     static LOGGED: AtomicBool = AtomicBool::new(false);
@@ -135,7 +135,7 @@ pub fn available(backend: &str) -> bool {
 /// Logs the first failure to read `/proc` (later ones are the same failure).
 ///
 /// ```
-/// use gym_metrics_api::process_metrics::{log_read_failure_once, ProcessReadError};
+/// use gym_metrics_kit::process::{log_read_failure_once, ProcessReadError};
 /// log_read_failure_once("doc", &ProcessReadError::Proc("gone".into()));
 /// ```
 pub fn log_read_failure_once(backend: &str, error: &ProcessReadError) {

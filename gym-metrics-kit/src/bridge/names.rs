@@ -14,17 +14,15 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use crate::backend::catalogue::{self, InstrumentKind};
-use crate::prometheus_naming::{
-    prometheus_name, sanitize_metric_name, unit_suffix, TARGET_INFO_FAMILY,
-};
+use crate::naming::{prometheus_name, sanitize_metric_name, unit_suffix, TARGET_INFO_FAMILY};
+use gym_metrics_api::backend::{Instrument, InstrumentKind};
 
 /// The Prometheus family of the `metrics` instrument `name` of `kind`
 /// recorded in `unit` (UCUM); `None` when nothing of the name is left.
 ///
 /// ```
-/// use gym_metrics_api::backend::catalogue::InstrumentKind;
-/// use gym_metrics_api::metrics_facade::bridged_family_name;
+/// use gym_metrics_api::backend::InstrumentKind;
+/// use gym_metrics_kit::bridge::bridged_family_name;
 /// assert_eq!(bridged_family_name("jobs.done", None, InstrumentKind::Counter).as_deref(), Some("jobs_done_total"));
 /// assert_eq!(bridged_family_name("db.query", Some("s"), InstrumentKind::Histogram).as_deref(), Some("db_query_seconds"));
 /// assert_eq!(bridged_family_name("latency_seconds", Some("s"), InstrumentKind::Histogram).as_deref(), Some("latency_seconds"));
@@ -47,13 +45,13 @@ pub fn bridged_family_name(name: &str, unit: Option<&str>, kind: InstrumentKind)
     Some(family)
 }
 
-pub use crate::prometheus_naming::sample_names;
+pub use crate::naming::sample_names;
 
 /// The gym families every process of a fleet may write, by Prometheus name:
 /// `target_info`, the exported catalogue and `http.server.request.duration`.
 ///
 /// ```
-/// use gym_metrics_api::metrics_facade::gym_families;
+/// use gym_metrics_kit::bridge::gym_families;
 /// let names: Vec<String> = gym_families().into_iter().map(|(name, _)| name).collect();
 /// assert!(names.contains(&"gym_verify_completed_total".to_string()));
 /// assert!(names.contains(&"gym_servers_active".to_string()));
@@ -62,9 +60,9 @@ pub use crate::prometheus_naming::sample_names;
 pub fn gym_families() -> Vec<(String, InstrumentKind)> {
     let mut families = vec![(TARGET_INFO_FAMILY.to_string(), InstrumentKind::Gauge)];
     families.extend(
-        catalogue::EXPORTED
+        Instrument::EXPORTED
             .iter()
-            .chain([&catalogue::HTTP_SERVER_REQUEST_DURATION])
+            .chain([&Instrument::HTTP_SERVER_REQUEST_DURATION])
             .map(|i| (prometheus_name(i), i.kind)),
     );
     families
@@ -73,8 +71,8 @@ pub fn gym_families() -> Vec<(String, InstrumentKind)> {
 /// Why a `metrics` name is not exported; its `Display` is the whole log line.
 ///
 /// ```
-/// use gym_metrics_api::backend::catalogue::InstrumentKind;
-/// use gym_metrics_api::metrics_facade::FamilyNames;
+/// use gym_metrics_api::backend::InstrumentKind;
+/// use gym_metrics_kit::bridge::FamilyNames;
 /// let refused = FamilyNames::new().claim("gym.verify.completed", None, InstrumentKind::Counter).unwrap_err();
 /// assert_eq!(refused.name(), "gym.verify.completed");
 /// assert!(refused.to_string().contains("gym_verify_completed_total"));
@@ -90,7 +88,7 @@ impl NameRefused {
     /// its SDK cannot hold).
     ///
     /// ```
-    /// let r = gym_metrics_api::metrics_facade::NameRefused::new("9lives", "no");
+    /// let r = gym_metrics_kit::bridge::NameRefused::new("9lives", "no");
     /// assert!(r.to_string().starts_with("metrics instrument \"9lives\" is not exported: no;"));
     /// ```
     pub fn new(name: impl Into<String>, why: impl Into<String>) -> Self {
@@ -103,7 +101,7 @@ impl NameRefused {
     /// The `metrics` name refused.
     ///
     /// ```
-    /// assert_eq!(gym_metrics_api::metrics_facade::NameRefused::new("a", "b").name(), "a");
+    /// assert_eq!(gym_metrics_kit::bridge::NameRefused::new("a", "b").name(), "a");
     /// ```
     pub fn name(&self) -> &str {
         &self.name
@@ -125,8 +123,8 @@ impl fmt::Display for NameRefused {
 /// decides whether a bridged name is exported, and as which family.
 ///
 /// ```
-/// use gym_metrics_api::backend::catalogue::InstrumentKind;
-/// use gym_metrics_api::metrics_facade::FamilyNames;
+/// use gym_metrics_api::backend::InstrumentKind;
+/// use gym_metrics_kit::bridge::FamilyNames;
 /// let mut names = FamilyNames::new();
 /// assert_eq!(names.claim("jobs.done", None, InstrumentKind::Counter).as_deref(), Ok("jobs_done_total"));
 /// // Again, same kind: the same family.
@@ -153,8 +151,8 @@ impl FamilyNames {
     /// Only the [`gym_families`] taken.
     ///
     /// ```
-    /// use gym_metrics_api::backend::catalogue::InstrumentKind;
-    /// let mut names = gym_metrics_api::metrics_facade::FamilyNames::new();
+    /// use gym_metrics_api::backend::InstrumentKind;
+    /// let mut names = gym_metrics_kit::bridge::FamilyNames::new();
     /// assert!(names.claim("gym.servers.active", None, InstrumentKind::Gauge).is_err());
     /// ```
     pub fn new() -> Self {
@@ -174,8 +172,8 @@ impl FamilyNames {
     /// backend writes besides the gym families, e.g. process metrics).
     ///
     /// ```
-    /// use gym_metrics_api::backend::catalogue::InstrumentKind;
-    /// let mut names = gym_metrics_api::metrics_facade::FamilyNames::new();
+    /// use gym_metrics_api::backend::InstrumentKind;
+    /// let mut names = gym_metrics_kit::bridge::FamilyNames::new();
     /// names.take("process_open_fds", InstrumentKind::Gauge);
     /// assert!(names.claim("process.open.fds", None, InstrumentKind::Gauge).is_err());
     /// ```
@@ -197,8 +195,8 @@ impl FamilyNames {
     /// names is another family's.
     ///
     /// ```
-    /// use gym_metrics_api::backend::catalogue::InstrumentKind;
-    /// let mut names = gym_metrics_api::metrics_facade::FamilyNames::new();
+    /// use gym_metrics_api::backend::InstrumentKind;
+    /// let mut names = gym_metrics_kit::bridge::FamilyNames::new();
     /// assert!(names.claim("q", None, InstrumentKind::Gauge).is_ok());
     /// let e = names.claim("q", None, InstrumentKind::Histogram).unwrap_err();
     /// assert!(e.to_string().contains("q is already a gauge family"), "{e}");
@@ -284,7 +282,7 @@ mod tests {
         }
         // The catalogue's own OpenTelemetry names clash too.
         let mut names = FamilyNames::new();
-        for i in catalogue::EXPORTED {
+        for i in Instrument::EXPORTED {
             assert!(names.claim(i.name, i.unit, i.kind).is_err(), "{}", i.name);
         }
     }

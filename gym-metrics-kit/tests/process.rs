@@ -1,11 +1,10 @@
 //! Process metrics read from /proc follow what the process does: ten more
 //! open files, four more threads, spent CPU. (Its own test binary: no other
 //! test opens or closes descriptors meanwhile.)
-#![cfg(all(feature = "process-metrics", target_os = "linux"))]
 
 use std::sync::{Arc, Barrier};
 
-use gym_metrics_api::process_metrics::ProcessReading;
+use gym_metrics_kit::process::ProcessReading;
 
 #[test]
 fn open_files_threads_and_cpu_are_seen_rising() {

@@ -7,50 +7,44 @@
 
 use crate::FleetTarget;
 
-/// The `Content-Type` of the HTTP SD document.
-///
-/// ```
-/// assert_eq!(gym_metrics_api::backend::HTTP_SD_CONTENT_TYPE, "application/json");
-/// ```
-pub const HTTP_SD_CONTENT_TYPE: &str = "application/json";
-
-/// `targets` as the service-discovery document: one group
-/// `{"targets":["host:port"],"labels":{...}}` per target, in the order given,
-/// labels in name order; `[]` for none.
-///
-/// ```
-/// use gym_metrics_api::backend::render_sd_json;
-/// use gym_metrics_api::{FleetTarget, Role};
-/// assert_eq!(render_sd_json(&[]), "[]");
-/// let t = FleetTarget::of_process("127.0.0.1:9101", &Role::server("math-0", "resources"), Some("r\"1"))?;
-/// assert_eq!(
-///     render_sd_json(&[t]),
-///     r#"[{"targets":["127.0.0.1:9101"],"labels":{"gym_role":"server","nemo_gym_server_name":"math-0","nemo_gym_server_type":"resources","nemo_run_id":"r\"1"}}]"#
-/// );
-/// # Ok::<(), gym_metrics_api::FleetTargetError>(())
-/// ```
-pub fn render_sd_json(targets: &[FleetTarget]) -> String {
-    let mut out = String::with_capacity(2 + targets.len() * 160);
-    out.push('[');
-    for (i, target) in targets.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str("{\"targets\":[");
-        push_string(&mut out, target.address());
-        out.push_str("],\"labels\":{");
-        for (j, (name, value)) in target.labels().iter().enumerate() {
-            if j > 0 {
+impl FleetTarget {
+    /// `targets` as the service-discovery document: one group
+    /// `{"targets":["host:port"],"labels":{...}}` per target, in the order given,
+    /// labels in name order; `[]` for none.
+    ///
+    /// ```
+    /// use gym_metrics_api::{FleetTarget, Role};
+    /// assert_eq!(FleetTarget::sd_json(&[]), "[]");
+    /// let t = FleetTarget::of_process("127.0.0.1:9101", &Role::server("math-0", "resources"), Some("r\"1"))?;
+    /// assert_eq!(
+    ///     FleetTarget::sd_json(&[t]),
+    ///     r#"[{"targets":["127.0.0.1:9101"],"labels":{"gym_role":"server","nemo_gym_server_name":"math-0","nemo_gym_server_type":"resources","nemo_run_id":"r\"1"}}]"#
+    /// );
+    /// # Ok::<(), gym_metrics_api::FleetTargetError>(())
+    /// ```
+    pub fn sd_json(targets: &[FleetTarget]) -> String {
+        let mut out = String::with_capacity(2 + targets.len() * 160);
+        out.push('[');
+        for (i, target) in targets.iter().enumerate() {
+            if i > 0 {
                 out.push(',');
             }
-            push_string(&mut out, name);
-            out.push(':');
-            push_string(&mut out, value);
+            out.push_str("{\"targets\":[");
+            push_string(&mut out, target.address());
+            out.push_str("],\"labels\":{");
+            for (j, (name, value)) in target.labels().iter().enumerate() {
+                if j > 0 {
+                    out.push(',');
+                }
+                push_string(&mut out, name);
+                out.push(':');
+                push_string(&mut out, value);
+            }
+            out.push_str("}}");
         }
-        out.push_str("}}");
+        out.push(']');
+        out
     }
-    out.push(']');
-    out
 }
 
 /// Appends `s` as a JSON string: `"` and `\` escaped, control characters as
@@ -89,7 +83,7 @@ mod tests {
 
     #[test]
     fn empty_is_an_empty_list() {
-        assert_eq!(parse(&render_sd_json(&[])), serde_json::json!([]));
+        assert_eq!(parse(&FleetTarget::sd_json(&[])), serde_json::json!([]));
     }
 
     #[test]
@@ -97,7 +91,7 @@ mod tests {
         let a = FleetTarget::of_process("127.0.0.1:1", &Role::orchestrator(), Some("r")).unwrap();
         let b = FleetTarget::of_process("127.0.0.1:2", &Role::server("s-0", "resources"), None)
             .unwrap();
-        let doc = parse(&render_sd_json(&[a, b]));
+        let doc = parse(&FleetTarget::sd_json(&[a, b]));
         assert_eq!(
             doc,
             serde_json::json!([
@@ -117,7 +111,7 @@ mod tests {
             .unwrap()
             .with_label("v", "a\"b\\c\nd\u{1}e\u{7f}ü\u{2028}")
             .unwrap();
-        let json = render_sd_json(&[t]);
+        let json = FleetTarget::sd_json(&[t]);
         assert!(json.contains(r#""a\"b\\c\nd\u0001e"#), "{json}");
         assert_eq!(
             parse(&json)[0]["labels"]["v"],
@@ -130,7 +124,7 @@ mod tests {
         fn any_value_round_trips(value in any::<String>(), name in "[a-z_][a-z0-9_]{0,8}") {
             prop_assume!(!name.starts_with("__"));
             let t = FleetTarget::new("h:1").unwrap().with_label(name.clone(), value.clone()).unwrap();
-            let doc = parse(&render_sd_json(&[t]));
+            let doc = parse(&FleetTarget::sd_json(&[t]));
             prop_assert_eq!(doc[0]["labels"][&name].as_str(), Some(value.as_str()));
             prop_assert_eq!(doc[0]["targets"][0].as_str(), Some("h:1"));
         }

@@ -1,4 +1,5 @@
-//! Scenario: 8 threads x 100k verifications through the facade, tallied exactly.
+//! Scenario: 8 threads x 100k verifications through the facade, each reaching
+//! the recorder exactly once.
 
 mod common;
 
@@ -30,6 +31,4 @@ fn eight_threads_times_100k_are_exact() {
     let c = counts.tally.snapshot();
     assert_eq!(c.completed, THREADS * PER_THREAD);
     assert_eq!(c.succeeded, THREADS * PER_THREAD - expected_failures);
-    let rate = c.success_rate().unwrap();
-    assert!((0.0..=1.0).contains(&rate));
 }

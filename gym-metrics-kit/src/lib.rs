@@ -1,0 +1,60 @@
+//! # gym-metrics-kit
+//!
+//! The toolkit every gym-metrics backend shares, as `metrics-util` serves
+//! the `metrics` exporters: what a backend needs beyond the recorder
+//! contract of `gym-metrics-api`, written once. A library that only records
+//! never depends on it; an application reaches it only through a backend.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`env`] | the environment readers: the OpenTelemetry variables, NeMo Gym's `NEMO_GYM_OTEL_*` ([`env::GymEnv`]) |
+//! | [`ConfigError`] | the one configuration error: variable, value (secrets redacted), what was expected |
+//! | [`redact`] | keeping credentials out of errors, `Debug` and log lines |
+//! | [`resource`] | the per-process instance id and `key=value` lists |
+//! | [`PerThread`], [`VerifyTally`] | per-thread shards, and the success-rate tally built on them |
+//! | [`naming`] | the Prometheus naming rules both backends' expositions follow |
+//! | `bridge` (feature `metrics-bridge`) | the `metrics` facade crate bridged into a backend |
+//! | `process` (feature `process`) | this process's CPU, memory, descriptors and threads, from /proc |
+//!
+//! ```
+//! use gym_metrics_kit::VerifyTally;
+//! let tally = VerifyTally::new();
+//! tally.record(true);
+//! tally.record(false);
+//! assert_eq!(tally.snapshot().success_rate(), Some(0.5));
+//! ```
+#![deny(missing_docs)]
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
+
+#[cfg(feature = "metrics-bridge")]
+pub mod bridge;
+pub mod env;
+mod error;
+pub mod naming;
+mod per_thread;
+#[cfg(feature = "process")]
+pub mod process;
+pub mod redact;
+pub mod resource;
+mod tally;
+
+pub use error::ConfigError;
+pub use per_thread::PerThread;
+pub use tally::{VerifyCounts, VerifyTally};
+
+/// The instrumentation scope name of every gym instrument: the OpenTelemetry
+/// meter's name, and `otel_scope_name` on every Prometheus series.
+///
+/// ```
+/// // The scope is named after the crates that record into it.
+/// assert!(env!("CARGO_PKG_NAME").starts_with(gym_metrics_kit::SCOPE_NAME));
+/// ```
+pub const SCOPE_NAME: &str = "gym-metrics";
+
+/// The instrumentation scope version (`otel_scope_version`): the workspace
+/// version, shared by every gym-metrics crate.
+///
+/// ```
+/// assert!(!gym_metrics_kit::SCOPE_VERSION.is_empty());
+/// ```
+pub const SCOPE_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -187,7 +187,7 @@ impl Instrument {
     /// server records a request (the tower layer or
     /// [`crate::HttpServerRequestTimer`]), as
     /// `http_server_request_duration_seconds_*` on a Prometheus scrape. Not in
-    /// [`EXPORTED`]: that list holds the gym contract's attribute-free instruments.
+    /// [`Self::EXPORTED`]: that list holds the gym contract's attribute-free instruments.
     ///
     /// ```
     /// use std::time::Duration;

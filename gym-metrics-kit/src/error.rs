@@ -9,7 +9,7 @@ use crate::redact::redact_value;
 /// `GYM_METRICS_*`) or a builder setting. The message names the variable and
 /// the value, and says what would have been accepted.
 ///
-/// The value is redacted when the error is made (see [`gym_metrics_kit::backend::redact_value`]):
+/// The value is redacted when the error is made (see [`crate::redact::redact_value`]):
 /// header values and URL user-info never reach the message, `Debug`, or a
 /// log line that prints the error.
 ///

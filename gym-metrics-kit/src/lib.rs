@@ -7,7 +7,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`env`] | the environment readers: the OpenTelemetry variables, NeMo Gym's `NEMO_GYM_OTEL_*` ([`env::GymEnv`]) |
+//! | [`env`](mod@env) | the environment readers: the OpenTelemetry variables, NeMo Gym's `NEMO_GYM_OTEL_*` ([`env::GymEnv`]) |
 //! | [`ConfigError`] | the one configuration error: variable, value (secrets redacted), what was expected |
 //! | [`redact`] | keeping credentials out of errors, `Debug` and log lines |
 //! | [`resource`] | the per-process instance id and `key=value` lists |

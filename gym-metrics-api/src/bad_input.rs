@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::backend::Instrument;
+use crate::catalogue::Instrument;
 
 const MAX_DURATION_MS: f64 = Instrument::MAX_DURATION_MS;
 

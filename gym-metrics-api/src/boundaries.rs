@@ -1,6 +1,6 @@
 //! Validated histogram bucket boundaries.
 
-use crate::backend::Instrument;
+use crate::catalogue::Instrument;
 
 /// Why a list of bucket boundaries was rejected.
 ///

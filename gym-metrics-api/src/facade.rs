@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::backend::Instrument;
+use crate::catalogue::Instrument;
 use crate::cell::{try_load, try_load_for};
 use crate::role::check_writes_fleet_size;
 use crate::{bad_input, Group, HttpServerRequest, RoleError};

@@ -95,3 +95,84 @@ mod otel {
         run(scenarios::killed_server_drops_the_fleet_size);
     }
 }
+
+/// The live view as a person sees it: the demo in a real 80- and 132-column
+/// terminal, its screen read back by a terminal emulator.
+#[cfg(feature = "prom")]
+mod live_view {
+    use std::process::Command;
+    use std::time::Duration;
+
+    use gym_testkit::{free_port_block, Terminal};
+
+    /// Runs `gym-fleet --duration 6` in a `columns` × 24 terminal, reading
+    /// the screen while the table is live, then once it has exited.
+    fn screens(columns: u16) -> (Vec<String>, Vec<String>) {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_gym-fleet"));
+        let base = free_port_block(5);
+        command.args(["--duration", "6", "--metrics-port", &base.to_string()]);
+        let mut terminal = Terminal::start(command, columns, 24).unwrap();
+        std::thread::sleep(Duration::from_secs(5));
+        let live = terminal.screen();
+        terminal.wait(Duration::from_secs(30));
+        (live, terminal.screen())
+    }
+
+    /// The note under the table, which a narrow terminal breaks into lines.
+    const NOTE: &str = "rate, total, success and p50/p95 read back from each process's own \
+        /metrics; an agent's success (*) is its own tally: no gym instrument carries it";
+
+    /// One progress line, one column header, every row fitted to the width
+    /// and the note whole below it: a wrapped row would leave a fragment on
+    /// a line of its own, a stale frame a second progress line.
+    fn assert_one_clean_table(screen: &[String], columns: u16) {
+        let text = screen.join("\n");
+        let progress = screen
+            .iter()
+            .filter(|l| l.contains(" s / 6 s  gym-fleet |"));
+        assert_eq!(progress.count(), 1, "one progress line expected:\n{text}");
+        let headers = screen.iter().filter(|l| l.starts_with("process "));
+        assert_eq!(headers.count(), 1, "one column header expected:\n{text}");
+        let mut table = screen
+            .iter()
+            .skip_while(|l| !l.starts_with("process "))
+            .take_while(|l| !l.is_empty());
+        let rows = [
+            "process ",
+            "orchestrator ",
+            "resources-",
+            "agent-0 ",
+            "agents ",
+            "servers ",
+        ];
+        let mut note = Vec::new();
+        for line in table.by_ref() {
+            assert!(
+                line.chars().count() < usize::from(columns),
+                "{line:?}:\n{text}"
+            );
+            if line.starts_with("rate,") || !note.is_empty() {
+                note.push(line.as_str());
+            } else {
+                assert!(
+                    rows.iter().any(|r| line.starts_with(r)),
+                    "a fragment {line:?}:\n{text}"
+                );
+            }
+        }
+        assert_eq!(note.join(" "), NOTE, "the note, whole:\n{text}");
+    }
+
+    #[test]
+    fn the_demo_redraws_one_table_in_place_at_80_and_132_columns() {
+        for columns in [80, 132] {
+            let (live, done) = screens(columns);
+            assert_one_clean_table(&live, columns);
+            assert!(
+                done.iter().any(|l| l.starts_with("fleet: rollouts=")),
+                "the summary follows the table:\n{}",
+                done.join("\n")
+            );
+        }
+    }
+}

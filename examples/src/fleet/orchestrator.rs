@@ -90,7 +90,7 @@ pub async fn run(cfg: FleetConfig) -> Result<(), Box<dyn Error>> {
             cfg.file_sd.clone(),
         ),
         roster: Roster::default(),
-        view: View::new(header.clone()),
+        view: View::new(header),
         started: Instant::now(),
         tx,
         rx,
@@ -100,7 +100,7 @@ pub async fn run(cfg: FleetConfig) -> Result<(), Box<dyn Error>> {
         forced: false,
         cfg,
     };
-    o.view.message(&header);
+    o.view.announce();
     o.announce_scrape_targets(guard.metrics_addr())?;
     o.publish_targets();
     let result = o.run_fleet().await.and_then(|()| {

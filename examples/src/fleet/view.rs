@@ -5,14 +5,30 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
+use crossterm::terminal::{self, ClearType};
+use crossterm::{cursor, QueueableCommand};
+
 use super::histogram::Buckets;
 use super::protocol::{Source, Tally};
 use super::roster::{Health, Kind, Member, Roster};
 
+/// The narrowest terminal the full table fits in; below it the view drops
+/// the role, pid and p95 columns.
+const FULL_WIDTH: usize = 100;
+
 /// Draws the fleet on standard output.
+///
+/// On a terminal every line is fitted to its width (read at each draw, so a
+/// resize is honoured): nothing wraps, so moving the cursor up by the lines
+/// drawn lands on the table's first line, and the redraw leaves nothing
+/// behind. A table taller than the terminal is cut, with a line saying how
+/// much. Elsewhere (a pipe, a file) each frame is plain lines.
 pub struct View {
     terminal: bool,
-    drawn_lines: usize,
+    /// Lines of the table on screen (each one terminal row), to erase.
+    drawn_lines: u16,
+    /// The terminal's width when they were drawn.
+    drawn_width: u16,
     header: String,
 }
 
@@ -22,6 +38,7 @@ impl View {
         Self {
             terminal: std::io::stdout().is_terminal(),
             drawn_lines: 0,
+            drawn_width: 0,
             header,
         }
     }
@@ -34,6 +51,15 @@ impl View {
         let _ = out.flush();
     }
 
+    /// Prints the run's header as a message where no table line repeats it:
+    /// a terminal shows it as the table's first line instead.
+    pub fn announce(&mut self) {
+        if !self.terminal {
+            let header = self.header.clone();
+            self.message(&header);
+        }
+    }
+
     /// Draws the table for `roster`, `elapsed` into the run.
     pub fn draw(
         &mut self,
@@ -42,43 +68,75 @@ impl View {
         elapsed: Duration,
         duration: Option<Duration>,
     ) {
+        let size = self.size();
+        let compact = size.is_some_and(|(width, _)| usize::from(width) < FULL_WIDTH);
+        // The progress first: a narrow terminal cuts the header's tail.
         let mut lines = vec![format!(
             "{}  {}",
-            self.header,
-            progress(elapsed, duration, self.terminal)
+            progress(elapsed, duration, self.terminal),
+            self.header
         )];
-        lines.push(format!(
-            "{:<14} {:<10} {:>7} {:>16} {:>8} {:>9} {:>9} {:>8}  {}",
-            "process", "role", "pid", "rate", "success", "p50 ms", "p95 ms", "total", "state"
+        lines.push(columns(
+            compact,
+            [
+                "process", "role", "pid", "rate", "success", "p50 ms", "p95 ms", "total", "state",
+            ]
+            .map(String::from),
         ));
-        lines.push(format!(
-            "{:<14} {:<10} {:>7} {:>16}",
-            "orchestrator",
-            "orchestr.",
-            std::process::id(),
-            format!("{fleet_size} servers live"),
+        lines.push(columns(
+            compact,
+            [
+                "orchestrator".into(),
+                "orchestr.".into(),
+                std::process::id().to_string(),
+                format!("{fleet_size} servers live"),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ],
         ));
         for m in &roster.members {
-            lines.push(member_row(m));
+            lines.push(member_row(m, compact));
         }
         for kind in [Kind::Agent, Kind::Server] {
             if roster.of(kind).next().is_some() {
-                lines.push(total_row(roster, kind));
+                lines.push(total_row(roster, kind, compact));
             }
         }
-        lines.push(source_note(roster).into());
+        let note = source_note(roster);
         let mut out = std::io::stdout().lock();
         self.erase(&mut out);
-        if !self.terminal {
+        let Some((width, height)) = size else {
             let _ = writeln!(out);
+            for line in lines.iter().map(String::as_str).chain([note]) {
+                let _ = writeln!(out, "{line}");
+            }
+            let _ = out.flush();
+            return;
+        };
+        // One column spare: a line that fills the last column leaves some
+        // terminals' cursor pending a wrap.
+        let usable = usize::from(width).saturating_sub(1).max(1);
+        let mut lines: Vec<String> = lines.iter().map(|l| fit(l, usable)).collect();
+        lines.extend(wrap(note, usable));
+        // Keep the table on the screen: a cursor cannot move above its top row.
+        let room = usize::from(height).saturating_sub(1).max(1);
+        if lines.len() > room {
+            let cut = lines.len() - room + 1;
+            lines.truncate(room - 1);
+            lines.push(fit(
+                &format!("... {cut} more lines (a taller terminal shows them)"),
+                usable,
+            ));
         }
         for line in &lines {
             let _ = writeln!(out, "{line}");
         }
         let _ = out.flush();
-        if self.terminal {
-            self.drawn_lines = lines.len();
-        }
+        self.drawn_lines = u16::try_from(lines.len()).unwrap_or(u16::MAX);
+        self.drawn_width = width;
     }
 
     /// Leaves the table drawn last on the screen: what follows goes below it.
@@ -86,13 +144,77 @@ impl View {
         self.drawn_lines = 0;
     }
 
+    /// The terminal's (columns, rows), or `None` when standard output is not one.
+    fn size(&self) -> Option<(u16, u16)> {
+        if !self.terminal {
+            return None;
+        }
+        Some(terminal::size().unwrap_or((80, 24)))
+    }
+
     fn erase(&mut self, out: &mut impl Write) {
-        if self.drawn_lines > 0 {
+        if self.drawn_lines == 0 {
+            return;
+        }
+        let resized = self
+            .size()
+            .is_some_and(|(width, _)| width != self.drawn_width);
+        if resized {
+            // The terminal may have reflowed the old frame's lines: start afresh.
+            let _ = out.queue(terminal::Clear(ClearType::All));
+            let _ = out.queue(cursor::MoveTo(0, 0));
+        } else {
             // Up to the table's first line, then clear to the end of the screen.
-            let _ = write!(out, "\x1b[{}F\x1b[J", self.drawn_lines);
-            self.drawn_lines = 0;
+            let _ = out.queue(cursor::MoveToPreviousLine(self.drawn_lines));
+            let _ = out.queue(terminal::Clear(ClearType::FromCursorDown));
+        }
+        self.drawn_lines = 0;
+    }
+}
+
+/// `line` cut to `width` characters, the last one `…` where it was cut.
+fn fit(line: &str, width: usize) -> String {
+    if line.chars().count() <= width {
+        return line.to_string();
+    }
+    let mut cut: String = line.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// `text` broken at spaces into lines of at most `width` characters (a word
+/// longer than that is cut).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split(' ') {
+        let last = lines.last_mut().map_or(0, |l| l.chars().count());
+        if last > 0 && last + 1 + word.chars().count() > width {
+            lines.push(String::new());
+        }
+        if let Some(line) = lines.last_mut() {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
         }
     }
+    lines.into_iter().map(|l| fit(&l, width)).collect()
+}
+
+/// One table row from its nine cells (process, role, pid, rate, success,
+/// p50, p95, total, state); `compact` leaves out role, pid and p95.
+fn columns(
+    compact: bool,
+    [name, role, pid, rate, success, p50, p95, total, state]: [String; 9],
+) -> String {
+    let row = if compact {
+        format!("{name:<14} {rate:>16} {success:>8} {p50:>7} {total:>8}  {state}")
+    } else {
+        format!(
+            "{name:<14} {role:<10} {pid:>7} {rate:>16} {success:>8} {p50:>9} {p95:>9} {total:>8}  {state}"
+        )
+    };
+    row.trim_end().to_string()
 }
 
 /// Where the table's figures come from, said once under it.
@@ -117,7 +239,7 @@ fn unit(kind: Kind) -> &'static str {
     }
 }
 
-fn member_row(m: &Member) -> String {
+fn member_row(m: &Member, compact: bool) -> String {
     let state = match &m.health {
         Health::Starting => "starting".to_string(),
         Health::Running => "running".to_string(),
@@ -127,6 +249,7 @@ fn member_row(m: &Member) -> String {
     };
     let rate = if m.is_alive() { m.rate() } else { None };
     row(
+        compact,
         &m.name,
         m.kind.label(),
         m.pid.map(|p| p.to_string()).unwrap_or_default(),
@@ -137,7 +260,7 @@ fn member_row(m: &Member) -> String {
     )
 }
 
-fn total_row(roster: &Roster, kind: Kind) -> String {
+fn total_row(roster: &Roster, kind: Kind, compact: bool) -> String {
     let mut total = Tally::default();
     let mut rate = 0.0;
     for m in roster.of(kind) {
@@ -153,10 +276,21 @@ fn total_row(roster: &Roster, kind: Kind) -> String {
         Kind::Agent => "agents",
         Kind::Server => "servers",
     };
-    row(name, "total", String::new(), Some(rate), kind, &total, "")
+    row(
+        compact,
+        name,
+        "total",
+        String::new(),
+        Some(rate),
+        kind,
+        &total,
+        "",
+    )
 }
 
+#[allow(clippy::too_many_arguments)]
 fn row(
+    compact: bool,
     name: &str,
     role: &str,
     pid: String,
@@ -165,11 +299,23 @@ fn row(
     t: &Tally,
     state: &str,
 ) -> String {
+    let (name, role, state) = (name.to_string(), role.to_string(), state.to_string());
     if t.source == Source::Off {
-        let off = "recording compiled off";
-        return format!(
-            "{name:<14} {role:<10} {pid:>7} {off:>16} {:>8} {:>9} {:>9} {:>8}  {state}",
-            "", "", "", ""
+        let off = "recording compiled off".to_string();
+        let blank = String::new;
+        return columns(
+            compact,
+            [
+                name,
+                role,
+                pid,
+                off,
+                blank(),
+                blank(),
+                blank(),
+                blank(),
+                state,
+            ],
         );
     }
     let rate = rate
@@ -179,11 +325,19 @@ fn row(
     if t.source == Source::Metrics && kind == Kind::Agent {
         success.push('*');
     }
-    format!(
-        "{name:<14} {role:<10} {pid:>7} {rate:>16} {success:>8} {:>9} {:>9} {:>8}  {state}",
-        quantile(&t.durations, 0.5),
-        quantile(&t.durations, 0.95),
-        t.completed,
+    columns(
+        compact,
+        [
+            name,
+            role,
+            pid,
+            rate,
+            success,
+            quantile(&t.durations, 0.5),
+            quantile(&t.durations, 0.95),
+            t.completed.to_string(),
+            state,
+        ],
     )
 }
 
@@ -298,6 +452,34 @@ mod tests {
             format!("[{}{}] 5 s / 10 s", "#".repeat(12), ".".repeat(12))
         );
         assert!(progress(Duration::from_secs(3), None, false).contains("Ctrl-C"));
+    }
+
+    #[test]
+    fn lines_fit_the_width_and_words_wrap() {
+        assert_eq!(fit("abcdef", 6), "abcdef");
+        assert_eq!(fit("abcdefg", 6), "abcde…");
+        assert_eq!(fit("██████", 3), "██…");
+        let wrapped = wrap("rate, total and success read back from /metrics", 16);
+        assert_eq!(
+            wrapped,
+            ["rate, total and", "success read", "back from", "/metrics"]
+        );
+        assert!(wrap(&"x".repeat(40), 10)
+            .iter()
+            .all(|l| l.chars().count() <= 10));
+    }
+
+    #[test]
+    fn the_compact_table_keeps_rate_success_p50_total_and_state() {
+        let cells = [
+            "agent-0", "agent", "42", "1.0 r/s", "99%", "120", "300", "7", "running",
+        ]
+        .map(String::from);
+        assert_eq!(
+            columns(true, cells.clone()),
+            "agent-0                 1.0 r/s      99%     120        7  running"
+        );
+        assert!(columns(false, cells).contains(" 42 "));
     }
 
     #[test]

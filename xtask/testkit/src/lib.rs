@@ -39,6 +39,7 @@ mod sample;
 pub mod scale_fleet;
 mod server;
 mod temp_dir;
+mod terminal;
 mod terminate;
 pub mod thread_exit;
 mod tool;
@@ -55,6 +56,7 @@ pub use promtool::{contract_findings, promtool_check_metrics};
 pub use rotel::Rotel;
 pub use sample::{RawSeries, Sample};
 pub use temp_dir::TempDir;
+pub use terminal::Terminal;
 pub use terminate::terminate;
 pub use tool::{
     find_on_path, is_executable, require, tool_path, tools_bin_dir, tools_dir, tools_required,

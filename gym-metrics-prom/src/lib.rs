@@ -77,43 +77,28 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
-#[cfg(feature = "prometheus-registry")]
-mod app_registry;
-mod appendix;
-mod bucket_search;
 mod builder;
-#[cfg(feature = "prometheus-collector")]
-mod collector;
 mod endpoint;
 mod env_config;
 mod error;
 mod exposition;
-mod families;
-mod fleet_gauge;
-mod fleet_sd;
 mod guard;
-mod gym_metrics;
 mod handle;
-mod http_histogram;
 mod listen_address;
 #[cfg(feature = "metrics-facade")]
 mod metrics_bridge;
-mod nanos;
-mod process_families;
-mod readings;
 mod recorder;
+mod recording;
 mod resource;
 mod scope;
-mod sharded_histogram;
-mod text_format;
 #[cfg(feature = "web-config")]
 mod web_config;
 
 pub use builder::PrometheusBuilder;
-#[cfg(feature = "prometheus-collector")]
-pub use collector::GymCollector;
 pub use endpoint::EndpointStats;
 pub use error::{BuildError, ConfigError, ShutdownError};
+#[cfg(feature = "prometheus-collector")]
+pub use exposition::collector::GymCollector;
 pub use guard::PrometheusGuard;
 pub use handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
 #[cfg(feature = "metrics-facade")]

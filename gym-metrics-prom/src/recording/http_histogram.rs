@@ -15,7 +15,7 @@ use gym_metrics_api::backend::catalogue::HTTP_SERVER_DURATION_BOUNDARIES_S;
 use gym_metrics_api::backend::{Boundaries, PerThread};
 use gym_metrics_api::{HttpMethod, HttpServerRequest, UrlScheme};
 
-use crate::sharded_histogram::HistogramSnapshot;
+use super::sharded_histogram::HistogramSnapshot;
 
 /// The attribute tuple identifying one series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

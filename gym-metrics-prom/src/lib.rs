@@ -91,10 +91,10 @@ mod recorder;
 mod recording;
 mod resource;
 mod scope;
-#[cfg(feature = "web-config")]
-mod web_config;
 
 pub use builder::PrometheusBuilder;
+#[cfg(feature = "web-config")]
+pub use endpoint::web_config::{WebConfig, WebConfigError};
 pub use endpoint::EndpointStats;
 pub use error::{BuildError, ConfigError, ShutdownError};
 #[cfg(feature = "prometheus-collector")]
@@ -105,8 +105,6 @@ pub use handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
 pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};
 pub use recorder::PrometheusRecorder;
 pub use scope::{SCOPE_NAME, SCOPE_VERSION};
-#[cfg(feature = "web-config")]
-pub use web_config::{WebConfig, WebConfigError};
 
 /// The environment variable naming the web configuration file
 /// ([`PrometheusBuilder::from_env`] reads it): for a launcher that hands it
@@ -115,4 +113,4 @@ pub use web_config::{WebConfig, WebConfigError};
 /// ```
 /// assert_eq!(gym_metrics_prom::WEB_CONFIG_FILE_VAR, "GYM_METRICS_WEB_CONFIG_FILE");
 /// ```
-pub const WEB_CONFIG_FILE_VAR: &str = env_config::WEB_CONFIG_FILE_VAR;
+pub const WEB_CONFIG_FILE_VAR: &str = "GYM_METRICS_WEB_CONFIG_FILE";

@@ -18,6 +18,10 @@ pub(crate) enum Kind {
 impl Kind {
     /// The catalogue's kind of the same name (the API's name rules are in
     /// its terms).
+    #[cfg_attr(
+        not(any(feature = "metrics-facade", feature = "prometheus-registry")),
+        allow(dead_code)
+    )]
     pub(crate) fn instrument_kind(self) -> InstrumentKind {
         match self {
             Kind::Counter => InstrumentKind::Counter,
@@ -69,6 +73,10 @@ pub(crate) enum Buckets<'r> {
     /// Each bucket's own count (the shards' sums).
     PerBucket(&'r [u64]),
     /// Running totals already (a bridged or gathered histogram's).
+    #[cfg_attr(
+        not(any(feature = "metrics-facade", feature = "prometheus-registry")),
+        allow(dead_code)
+    )]
     Cumulative(&'r [u64]),
 }
 

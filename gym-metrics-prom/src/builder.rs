@@ -13,13 +13,13 @@ use gym_metrics_kit::env::GymEnv;
 use crate::endpoint::{Endpoint, Protection};
 use crate::env_config::EnvConfig;
 use crate::error::{BuildError, ConfigError};
+use crate::exposition::gym::GymFamilies;
 use crate::exposition::Exposition;
-use crate::families::Families;
 use crate::guard::PrometheusGuard;
-use crate::gym_metrics::GymMetrics;
 use crate::handle::PrometheusHandle;
 use crate::listen_address::ListenAddress;
 use crate::recorder::PrometheusRecorder;
+use crate::recording::GymMetrics;
 use crate::resource::Resource;
 
 /// Configures the Prometheus backend.
@@ -417,7 +417,7 @@ impl PrometheusBuilder {
         let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries));
         let process =
             self.process_metrics && gym_metrics_kit::process::available("gym-metrics-prom");
-        let families = Arc::new(Families::new(Arc::clone(&metrics), &resource, process));
+        let families = Arc::new(GymFamilies::new(Arc::clone(&metrics), &resource, process));
         let exposition = Exposition::new(Arc::clone(&families));
         let fleet_sd = metrics.fleet_sd.clone();
         #[cfg(feature = "metrics-facade")]
@@ -431,7 +431,7 @@ impl PrometheusBuilder {
         };
         #[cfg(feature = "prometheus-registry")]
         let exposition = match self.registry {
-            Some(registry) => crate::app_registry::attach(registry, &families, exposition)?,
+            Some(registry) => crate::exposition::registry::attach(registry, &families, exposition)?,
             None => exposition,
         };
         let handle = PrometheusHandle::new(exposition, fleet_sd);
@@ -475,7 +475,7 @@ impl PrometheusBuilder {
         let installation = installed.map_err(|()| BuildError::AlreadyInstalled)?;
         #[cfg(feature = "metrics-facade")]
         if !silenced {
-            crate::metrics_bridge::install_global(&handle)?;
+            crate::metrics_bridge::install_global(handle.metrics_recorder())?;
         }
         Ok((handle, installation))
     }
@@ -523,7 +523,7 @@ impl PrometheusBuilder {
         let installation =
             gym_metrics_api::install(recorder).map_err(|_| BuildError::AlreadyInstalled)?;
         #[cfg(feature = "metrics-facade")]
-        crate::metrics_bridge::install_global(&handle)?;
+        crate::metrics_bridge::install_global(handle.metrics_recorder())?;
         Ok(PrometheusGuard::new(Some(endpoint), handle, installation))
     }
 }

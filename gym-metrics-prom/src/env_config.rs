@@ -1,6 +1,7 @@
 //! The OpenTelemetry environment variables the builder honours.
 
 use crate::error::ConfigError;
+use crate::WEB_CONFIG_FILE_VAR;
 
 /// `OTEL_EXPORTER_PROMETHEUS_HOST`: the listen host (default `localhost`).
 pub(crate) const HOST_VAR: &str = "OTEL_EXPORTER_PROMETHEUS_HOST";
@@ -10,10 +11,6 @@ pub(crate) const PORT_VAR: &str = "OTEL_EXPORTER_PROMETHEUS_PORT";
 pub(crate) const SERVICE_NAME_VAR: &str = "OTEL_SERVICE_NAME";
 /// `OTEL_RESOURCE_ATTRIBUTES`: `key=value,...`, values percent-encoded.
 pub(crate) const RESOURCE_ATTRIBUTES_VAR: &str = "OTEL_RESOURCE_ATTRIBUTES";
-
-/// `GYM_METRICS_WEB_CONFIG_FILE`: the endpoint's web configuration file
-/// (exporter-toolkit format: TLS and basic auth).
-pub(crate) const WEB_CONFIG_FILE_VAR: &str = "GYM_METRICS_WEB_CONFIG_FILE";
 
 /// Every variable [`crate::PrometheusBuilder::from_env`] reads.
 pub(crate) const VARIABLES: [&str; 5] = [

@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 #[cfg(feature = "prometheus-collector")]
-use crate::collector::GymCollector;
+use crate::exposition::collector::GymCollector;
+use crate::exposition::format::TextFormat;
 use crate::exposition::Exposition;
-use crate::fleet_sd::SharedFleetSd;
-use crate::text_format::TextFormat;
+use crate::recording::fleet_sd::SharedFleetSd;
 
 /// The `Content-Type` of [`PrometheusHandle::render`]'s output.
 ///
@@ -35,7 +35,7 @@ pub const TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// assert!(response.body().ends_with("# EOF\n"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub const OPENMETRICS_CONTENT_TYPE: &str = crate::text_format::OPENMETRICS_CONTENT_TYPE;
+pub const OPENMETRICS_CONTENT_TYPE: &str = crate::exposition::format::OPENMETRICS_CONTENT_TYPE;
 
 /// Renders the exposition on demand; cheap to clone and to share.
 ///

@@ -77,43 +77,28 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
-#[cfg(feature = "prometheus-registry")]
-mod app_registry;
-mod appendix;
-mod bucket_search;
 mod builder;
-#[cfg(feature = "prometheus-collector")]
-mod collector;
 mod endpoint;
 mod env_config;
 mod error;
 mod exposition;
-mod families;
-mod fleet_gauge;
-mod fleet_sd;
 mod guard;
-mod gym_metrics;
 mod handle;
-mod http_histogram;
 mod listen_address;
 #[cfg(feature = "metrics-facade")]
 mod metrics_bridge;
-mod nanos;
-mod process_families;
-mod readings;
 mod recorder;
+mod recording;
 mod resource;
 mod scope;
-mod sharded_histogram;
-mod text_format;
-#[cfg(feature = "web-config")]
-mod web_config;
 
 pub use builder::PrometheusBuilder;
-#[cfg(feature = "prometheus-collector")]
-pub use collector::GymCollector;
+#[cfg(feature = "web-config")]
+pub use endpoint::web_config::{WebConfig, WebConfigError};
 pub use endpoint::EndpointStats;
 pub use error::{BuildError, ConfigError, ShutdownError};
+#[cfg(feature = "prometheus-collector")]
+pub use exposition::collector::GymCollector;
 pub use guard::PrometheusGuard;
 /// The options of the `metrics` bridge (histogram buckets by name, cardinality
 /// limit), given to the builder's `with_metrics_facade`.
@@ -124,8 +109,6 @@ pub use handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
 pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};
 pub use recorder::PrometheusRecorder;
 pub use scope::{SCOPE_NAME, SCOPE_VERSION};
-#[cfg(feature = "web-config")]
-pub use web_config::{WebConfig, WebConfigError};
 
 /// The environment variable naming the web configuration file
 /// ([`PrometheusBuilder::from_env`] reads it): for a launcher that hands it
@@ -134,4 +117,4 @@ pub use web_config::{WebConfig, WebConfigError};
 /// ```
 /// assert_eq!(gym_metrics_prom::WEB_CONFIG_FILE_VAR, "GYM_METRICS_WEB_CONFIG_FILE");
 /// ```
-pub const WEB_CONFIG_FILE_VAR: &str = env_config::WEB_CONFIG_FILE_VAR;
+pub const WEB_CONFIG_FILE_VAR: &str = "GYM_METRICS_WEB_CONFIG_FILE";

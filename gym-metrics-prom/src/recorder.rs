@@ -6,7 +6,7 @@ use std::time::Duration;
 use gym_metrics_api::backend::{Recorder, SpanGroups};
 use gym_metrics_api::{FleetTarget, HttpServerRequest, Role};
 
-use crate::gym_metrics::GymMetrics;
+use crate::recording::GymMetrics;
 
 /// The Prometheus backend's recorder: per-thread shards, summed at scrape time.
 ///

@@ -1,7 +1,6 @@
 //! The connection's socket, telling its state when a write progresses or
-//! stalls and when everything written is flushed: hyper 1 has no write or
-//! idle timeout of its own (hyperium/hyper#1628, #3852), so the watchdog
-//! reads them from here.
+//! stalls and when everything written is flushed, for the watchdog (why it
+//! exists: the endpoint's module doc).
 
 use std::io;
 use std::pin::Pin;

@@ -31,9 +31,9 @@ use http_body_util::Full;
 use ring::hmac;
 use tokio::sync::Semaphore;
 
-use super::shared::Shared;
-use super::stats::Event;
-use crate::web_config::WebConfigError;
+use super::log_limiter::LogLimiter;
+use super::stats::{Counters, Event};
+use super::web_config::WebConfigError;
 
 /// The realm the 401 names.
 const CHALLENGE: &str = "Basic realm=\"gym-metrics\", charset=\"UTF-8\"";
@@ -229,7 +229,11 @@ fn credentials(headers: &HeaderMap) -> Option<(Vec<u8>, Vec<u8>)> {
 
 /// The answer to a request `verdict` refuses (`None` when granted): no
 /// exposition byte in it. Counted, and logged at most once a minute.
-pub(crate) fn refusal(verdict: Verdict, shared: &Shared) -> Option<Response<Full<Bytes>>> {
+pub(crate) fn refusal(
+    verdict: Verdict,
+    counters: &Counters,
+    log: &LogLimiter,
+) -> Option<Response<Full<Bytes>>> {
     let (status, text) = match verdict {
         Verdict::Granted => return None,
         Verdict::Missing => (
@@ -245,8 +249,8 @@ pub(crate) fn refusal(verdict: Verdict, shared: &Shared) -> Option<Response<Full
             "too many requests are waiting for a password check: retry in a second\n",
         ),
     };
-    shared.counters.count(Event::AuthRefused);
-    if let Some(held_back) = shared.log.admit("basic auth refused") {
+    counters.count(Event::AuthRefused);
+    if let Some(held_back) = log.admit("basic auth refused") {
         log::warn!(target: "gym_metrics", "refused a metrics request: {} ({held_back})", text.trim_end());
     }
     let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())));

@@ -207,7 +207,7 @@ async fn answer<B>(
 async fn refusal<B>(request: &Request<B>, shared: &Shared) -> Option<Response<Full<Bytes>>> {
     let auth = shared.basic_auth.as_ref()?;
     let verdict = auth.check(request.headers()).await;
-    basic_auth::refusal(verdict, shared)
+    basic_auth::refusal(verdict, &shared.counters, &shared.log)
 }
 
 #[cfg(not(feature = "web-config"))]

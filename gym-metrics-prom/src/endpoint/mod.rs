@@ -8,6 +8,19 @@
 //! going nowhere (`connection`). Every line a client can cause is logged at
 //! most once a minute per cause (`log_limiter`); the counts are in
 //! [`EndpointStats`].
+//!
+//! Well-kept crates do what they can: hyper-util runs hyper on tokio
+//! (`TokioIo`, `TokioTimer`, hence hyper's header-read timeout), rustls
+//! through tokio-rustls does TLS, `web_config.rs` reads exporter-toolkit's
+//! file. What hyper 1 lacks is written here, once: it has no idle timeout
+//! (no request for a while) and no write timeout (a write going nowhere,
+//! hyperium/hyper#1628, #3852), and neither hyper-util nor tower-http adds
+//! one that sees the socket, so `activity_io.rs` reports each write's
+//! progress and `connection_state.rs` what the connection is doing, and the
+//! watchdog in `connection.rs` closes it; the connection cap with eviction
+//! of the oldest idle connection (`registry.rs`) has no crate either. The
+//! rest of the crate comes in through [`Endpoint`] alone (started with the
+//! web configuration's [`Protection`]).
 
 mod accept_loop;
 mod activity_io;
@@ -23,11 +36,12 @@ mod negotiate;
 mod protection;
 mod registry;
 mod respond;
-mod respond_sd;
 mod shared;
 mod stats;
 #[cfg(feature = "web-config")]
 mod tls;
+#[cfg(feature = "web-config")]
+pub(crate) mod web_config;
 
 use std::net::{SocketAddr, TcpListener as StdTcpListener};
 use std::sync::Arc;

@@ -43,8 +43,8 @@ impl Protection {
     /// Loads what `file` configures: its certificates are read, its users'
     /// dummy hash made, so every problem is an error here, at start-up.
     #[cfg(feature = "web-config")]
-    pub(crate) fn load(file: &std::path::Path) -> Result<Self, crate::web_config::WebConfigError> {
-        let config = crate::web_config::WebConfig::load(file)?;
+    pub(crate) fn load(file: &std::path::Path) -> Result<Self, super::web_config::WebConfigError> {
+        let config = super::web_config::WebConfig::load(file)?;
         let tls = config.tls.map(ReloadingAcceptor::load).transpose()?;
         let basic_auth = if config.basic_auth_users.is_empty() {
             None

@@ -6,15 +6,17 @@ use std::io::Write;
 
 use bytes::Bytes;
 use http::header::{
-    HeaderValue, ACCEPT, ACCEPT_ENCODING, ALLOW, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE,
-    VARY,
+    HeaderValue, ACCEPT, ACCEPT_ENCODING, ALLOW, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH,
+    CONTENT_TYPE, VARY,
 };
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
 
 use super::negotiate::{accepts_gzip, format_for, Format};
-use super::respond_sd::{respond_sd, SD_PATH};
 use crate::handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
+
+/// The `Content-Type` of the HTTP SD document.
+const HTTP_SD_CONTENT_TYPE: &str = "application/json";
 
 /// The scrape path.
 pub(crate) const METRICS_PATH: &str = "/metrics";
@@ -95,6 +97,21 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Full<Bytes>> {
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     r
+}
+
+/// The service-discovery path.
+pub(crate) const SD_PATH: &str = "/sd";
+
+/// `document` (the published list, `[]` when empty) with 200, as JSON; no
+/// body for `HEAD`. Not cached: the list changes as processes come and go.
+pub(crate) fn respond_sd(document: Bytes, head: bool) -> Response<Full<Bytes>> {
+    let length = document.len();
+    let mut response = Response::new(Full::new(if head { Bytes::new() } else { document }));
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(HTTP_SD_CONTENT_TYPE));
+    headers.insert(CONTENT_LENGTH, HeaderValue::from(length));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
 }
 
 #[cfg(test)]

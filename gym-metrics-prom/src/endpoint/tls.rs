@@ -19,7 +19,7 @@ use rustls::{RootCertStore, ServerConfig};
 use tokio_rustls::TlsAcceptor;
 
 use super::shared::Shared;
-use crate::web_config::{TlsSettings, WebConfigError};
+use super::web_config::{TlsSettings, WebConfigError};
 
 /// What a file looked like when last read: a change of either means "read again".
 type Stamp = Option<(SystemTime, u64)>;

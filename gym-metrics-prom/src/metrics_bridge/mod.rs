@@ -26,9 +26,8 @@ pub use recorder::{MetricsBridgeRecorder, MetricsBridgeStats};
 use registry::Registry;
 
 use crate::error::BuildError;
+use crate::exposition::gym::GymFamilies;
 use crate::exposition::Exposition;
-use crate::families::Families;
-use crate::handle::PrometheusHandle;
 
 /// `exposition` with a bridge configured by `options` written after the
 /// gym families, and the bridge's recorder. The names the bridge refuses are
@@ -37,22 +36,22 @@ use crate::handle::PrometheusHandle;
 /// OpenTelemetry path and for every role.
 pub(crate) fn attach(
     options: MetricsBridgeOptions,
-    families: &Families,
+    families: &GymFamilies,
     exposition: Exposition,
 ) -> (Exposition, MetricsBridgeRecorder) {
     // Every gym family is taken already; this process's others (process
     // metrics, when on) too.
     let ours = families
         .iter()
-        .map(|f| (f.name.as_str(), f.kind.instrument_kind()));
+        .map(|f| (f.family.name.as_str(), f.family.kind.instrument_kind()));
     let registry = Arc::new(Registry::new(options, ours));
     let recorder = MetricsBridgeRecorder::new(Arc::clone(&registry));
-    (exposition.with_appendix(registry), recorder)
+    (exposition.with_later(registry), recorder)
 }
 
-/// Installs `handle`'s bridge, if it has one, as the process's `metrics` recorder.
-pub(crate) fn install_global(handle: &PrometheusHandle) -> Result<(), BuildError> {
-    match handle.metrics_recorder() {
+/// Installs a handle's bridge, if it has one, as the process's `metrics` recorder.
+pub(crate) fn install_global(bridge: Option<MetricsBridgeRecorder>) -> Result<(), BuildError> {
+    match bridge {
         Some(recorder) => {
             metrics::set_global_recorder(recorder).map_err(|_| BuildError::MetricsRecorderTaken)
         }

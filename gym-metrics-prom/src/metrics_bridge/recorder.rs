@@ -6,7 +6,7 @@ use std::sync::Arc;
 use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, SharedString, Unit};
 
 use super::registry::{AnySeries, Registry};
-use crate::families::Kind;
+use crate::exposition::model::Kind;
 
 /// The `metrics` facade bridged into this backend's exposition: `counter!`,
 /// `gauge!` and `histogram!` from the application and from its dependencies

@@ -14,7 +14,7 @@ use metrics::{Key, KeyName, SharedString, Unit};
 
 use super::naming::series_labels;
 use super::series::{CounterSeries, GaugeSeries, HistogramSeries};
-use crate::families::Kind;
+use crate::exposition::model::Kind;
 
 /// One series of any kind, as a handle holds it.
 #[derive(Clone, Debug)]

@@ -11,7 +11,7 @@
 
 use gym_metrics_kit::process::ProcessReading;
 
-use crate::families::{Kind, Sample};
+use super::model::{Kind, Value};
 
 /// Which value of a [`ProcessReading`] a process family shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,15 +81,15 @@ pub(crate) const PROCESS_FAMILIES: [ProcessFamily; 7] = [
 
 impl ProcessValue {
     /// What this value shows in a scrape that read `r`.
-    pub(crate) fn sample(self, r: &ProcessReading) -> Option<Sample<'static>> {
+    pub(crate) fn sample(self, r: &ProcessReading) -> Option<Value<'static>> {
         Some(match self {
-            ProcessValue::CpuSeconds => Sample::Value(r.cpu_seconds()),
-            ProcessValue::ResidentMemory => Sample::Count(r.resident_bytes),
-            ProcessValue::VirtualMemory => Sample::Count(r.virtual_bytes),
-            ProcessValue::OpenFds => Sample::Count(r.open_fds),
-            ProcessValue::MaxFds => Sample::Count(r.max_fds?),
-            ProcessValue::Threads => Sample::Count(r.threads),
-            ProcessValue::StartTime => Sample::Value(r.start_time_seconds),
+            ProcessValue::CpuSeconds => Value::Float(r.cpu_seconds()),
+            ProcessValue::ResidentMemory => Value::Count(r.resident_bytes),
+            ProcessValue::VirtualMemory => Value::Count(r.virtual_bytes),
+            ProcessValue::OpenFds => Value::Count(r.open_fds),
+            ProcessValue::MaxFds => Value::Count(r.max_fds?),
+            ProcessValue::Threads => Value::Count(r.threads),
+            ProcessValue::StartTime => Value::Float(r.start_time_seconds),
         })
     }
 }

@@ -1,8 +1,8 @@
 //! An application's own `prometheus::Registry` served in our exposition
 //! (feature `prometheus-registry`, [`crate::PrometheusBuilder::with_registry`]):
 //! at each scrape `gather()` is called and every `MetricFamily` becomes a
-//! family of the crate's one model (`families.rs`), written by the one
-//! writer (`exposition.rs`) after ours, in the negotiated format, so the
+//! family of the crate's one model (`model.rs`), written by the one
+//! writer (`writer.rs`) after ours, in the negotiated format, so the
 //! same negotiation, gzip, escaping and OpenMetrics framing apply.
 //!
 //! Counters, gauges and histograms are served. A summary or an untyped
@@ -25,11 +25,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use prometheus::proto::{MetricFamily, MetricType};
 
-use crate::appendix::Appendix;
+use std::borrow::Cow;
+
+use super::format::TextFormat;
+use super::gym::GymFamilies;
+use super::model::{Buckets, Family, Kind, Value};
+use super::writer::FamilyText;
+use super::{Exposition, LaterFamilies};
 use crate::error::BuildError;
-use crate::exposition::{write_gathered, Exposition};
-use crate::families::{Families, Family, GatheredSeries, Kind};
-use crate::text_format::TextFormat;
 use gym_metrics_kit::naming::sample_names;
 
 /// Left-out families logged one by one, at most this many names.
@@ -43,7 +46,7 @@ pub(crate) struct AppRegistry {
     ours: HashMap<String, String>,
     /// Sources written before this one (the `metrics` bridge), whose
     /// families come and go.
-    earlier: Vec<Arc<dyn Appendix>>,
+    earlier: Vec<Arc<dyn LaterFamilies>>,
     logged: Mutex<HashSet<String>>,
 }
 
@@ -53,11 +56,11 @@ pub(crate) struct AppRegistry {
 /// [`BuildError::RegistryClash`] when a family registered now meets ours.
 pub(crate) fn attach(
     registry: prometheus::Registry,
-    families: &Families,
+    families: &GymFamilies,
     exposition: Exposition,
 ) -> Result<Exposition, BuildError> {
     let mut ours = HashMap::new();
-    for family in families.iter() {
+    for family in families.iter().map(|f| &f.family) {
         for sample in sample_names(&family.name, family.kind.instrument_kind()) {
             ours.insert(sample, family.name.clone());
         }
@@ -65,7 +68,7 @@ pub(crate) fn attach(
     let app = AppRegistry {
         registry,
         ours,
-        earlier: exposition.appendices().to_vec(),
+        earlier: exposition.later().to_vec(),
         logged: Mutex::default(),
     };
     let taken = app.taken_by_earlier();
@@ -77,7 +80,7 @@ pub(crate) fn attach(
             });
         }
     }
-    Ok(exposition.with_appendix(Arc::new(app)))
+    Ok(exposition.with_later(Arc::new(app)))
 }
 
 /// A family's kind, or why it is not served.
@@ -124,8 +127,8 @@ impl AppRegistry {
     }
 }
 
-impl Appendix for AppRegistry {
-    fn render(&self, format: TextFormat, out: &mut String) {
+impl LaterFamilies for AppRegistry {
+    fn write(&self, format: TextFormat, out: &mut String) {
         let taken = self.taken_by_earlier();
         for family in self.registry.gather() {
             let name = family.name();
@@ -149,14 +152,39 @@ impl Appendix for AppRegistry {
                 self.log_once(name, "its histograms do not share one bucket layout (only those of the first are served)");
             }
             if !series.is_empty() {
-                write_gathered(&model, &series, format, out);
+                let series = series.iter().map(|(labels, value)| {
+                    let labels = labels.iter().map(|(n, v)| (n.as_str(), v.as_str()));
+                    (labels, value.value())
+                });
+                FamilyText::new(&model, format).write(format, series, out);
+            }
+        }
+    }
+}
+
+/// A series' labels, as gathered.
+type Labels = Vec<(String, String)>;
+
+/// A gathered series' value: a counter's or gauge's, or a histogram's
+/// cumulative counts (the `+Inf` one, the count, last) and sum.
+enum Gathered {
+    Number(f64),
+    Histogram(Vec<u64>, f64),
+}
+
+impl Gathered {
+    fn value(&self) -> Value<'_> {
+        match self {
+            Gathered::Number(v) => Value::Float(*v),
+            Gathered::Histogram(cumulative, sum) => {
+                Value::Histogram(Buckets::Cumulative(cumulative), *sum)
             }
         }
     }
 }
 
 /// `family` as a family of the model and its series.
-fn convert(family: &MetricFamily, kind: Kind) -> (Family, Vec<GatheredSeries>) {
+fn convert(family: &MetricFamily, kind: Kind) -> (Family, Vec<(Labels, Gathered)>) {
     let bounds: Vec<f64> = match kind {
         Kind::Histogram => family
             .get_metric()
@@ -174,9 +202,9 @@ fn convert(family: &MetricFamily, kind: Kind) -> (Family, Vec<GatheredSeries>) {
                 .iter()
                 .map(|l| (l.name().to_string(), l.value().to_string()))
                 .collect();
-            let (value, cumulative) = match kind {
-                Kind::Counter => (m.get_counter().get_value(), Vec::new()),
-                Kind::Gauge => (m.get_gauge().get_value(), Vec::new()),
+            let value = match kind {
+                Kind::Counter => Gathered::Number(m.get_counter().get_value()),
+                Kind::Gauge => Gathered::Number(m.get_gauge().get_value()),
                 Kind::Histogram => {
                     let h = m.get_histogram();
                     if bounds_of(h) != bounds {
@@ -189,22 +217,19 @@ fn convert(family: &MetricFamily, kind: Kind) -> (Family, Vec<GatheredSeries>) {
                         .map(|b| b.cumulative_count())
                         .collect();
                     cumulative.push(h.get_sample_count());
-                    (h.get_sample_sum(), cumulative)
+                    Gathered::Histogram(cumulative, h.get_sample_sum())
                 }
             };
-            Some(GatheredSeries {
-                labels,
-                value,
-                cumulative,
-            })
+            Some((labels, value))
         })
         .collect();
-    let model = Family::gathered(
-        family.name().to_string(),
-        family.help().to_string(),
+    let model = Family {
+        name: family.name().to_string(),
+        help: Cow::Owned(family.help().to_string()),
         kind,
+        labels: Vec::new(),
         bounds,
-    );
+    };
     (model, series)
 }
 

@@ -1,6 +1,6 @@
 //! The gym families as a `prometheus` crate collector, for an application
 //! that already serves a `prometheus::Registry`: at collection time it sums
-//! the shards and turns the model's families (`families.rs`) into the
+//! the shards and turns our families (`gym.rs`) into the
 //! registry's metric families. `TextEncoder` over a registry holding it
 //! writes byte for byte what [`crate::PrometheusHandle::render`] writes
 //! (`tests/installs_nothing/exposition_matches_opentelemetry.rs`, every scenario); the handle
@@ -15,8 +15,8 @@ use prometheus::proto::{
     Bucket, Counter, Gauge, Histogram, LabelPair, Metric, MetricFamily, MetricType,
 };
 
-use crate::families::{Families, Family, Kind, Sample};
-use crate::sharded_histogram::HistogramSnapshot;
+use super::gym::{GymFamilies, Sample};
+use super::model::{Buckets, Family, Kind, Value};
 
 /// The gym families for a `prometheus::Registry` of the application's own
 /// (from [`crate::PrometheusHandle::collector`]).
@@ -42,16 +42,16 @@ use crate::sharded_histogram::HistogramSnapshot;
 /// ```
 #[derive(Clone)]
 pub struct GymCollector {
-    families: Arc<Families>,
+    families: Arc<GymFamilies>,
     /// Each family's labels as label pairs, in the families' order.
     labels: Vec<Vec<LabelPair>>,
 }
 
 impl GymCollector {
-    pub(crate) fn new(families: Arc<Families>) -> Self {
+    pub(crate) fn new(families: Arc<GymFamilies>) -> Self {
         let labels = families
             .iter()
-            .map(|f| f.labels.iter().map(|(n, v)| label(n, v)).collect())
+            .map(|f| f.family.labels.iter().map(|(n, v)| label(n, v)).collect())
             .collect();
         Self { families, labels }
     }
@@ -59,7 +59,11 @@ impl GymCollector {
 
 impl std::fmt::Debug for GymCollector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names: Vec<&str> = self.families.iter().map(|f| f.name.as_str()).collect();
+        let names: Vec<&str> = self
+            .families
+            .iter()
+            .map(|f| f.family.name.as_str())
+            .collect();
         f.debug_struct("GymCollector")
             .field("families", &names)
             .finish_non_exhaustive()
@@ -80,7 +84,7 @@ impl Collector for GymCollector {
             .zip(&self.labels)
             .filter_map(|(family, labels)| {
                 let sample = family.sample(&readings)?;
-                Some(metric_family(family, labels, sample))
+                Some(metric_family(&family.family, labels, sample))
             })
             .collect()
     }
@@ -88,25 +92,19 @@ impl Collector for GymCollector {
 
 /// `family` showing `sample`, its samples carrying `labels`.
 fn metric_family(family: &Family, labels: &[LabelPair], sample: Sample<'_>) -> MetricFamily {
-    let metrics = match sample {
-        Sample::Value(v) => vec![number(family.kind, labels.to_vec(), v)],
-        Sample::Count(n) => vec![number(family.kind, labels.to_vec(), n as f64)],
-        Sample::Histogram(counts, count) => {
-            vec![histogram(labels.to_vec(), &family.bounds, counts, count)]
-        }
-        Sample::Series(series) => series
-            .iter()
-            .map(|(attributes, counts)| {
-                // A series' attributes first, then the family's labels.
-                let mut pairs: Vec<LabelPair> =
-                    attributes.iter().map(|&(n, v)| label(n, v)).collect();
-                pairs.extend_from_slice(labels);
-                histogram(pairs, &family.bounds, counts, counts.count())
-            })
-            .collect(),
-        // Only an application registry's families, never in the built model.
-        Sample::Gathered(_) => Vec::new(),
-    };
+    let metrics = sample
+        .series()
+        .map(|(attributes, value)| {
+            // A series' attributes first, then the family's labels.
+            let mut pairs: Vec<LabelPair> = attributes.map(|(n, v)| label(n, v)).collect();
+            pairs.extend_from_slice(labels);
+            match value {
+                Value::Count(n) => number(family.kind, pairs, n as f64),
+                Value::Float(v) => number(family.kind, pairs, v),
+                Value::Histogram(buckets, sum) => histogram(pairs, &family.bounds, buckets, sum),
+            }
+        })
+        .collect();
     let mut f = MetricFamily::default();
     f.set_name(family.name.clone());
     f.set_help(family.help.to_string());
@@ -137,15 +135,10 @@ fn number(kind: Kind, labels: Vec<LabelPair>, value: f64) -> Metric {
 
 /// One histogram metric: cumulative counts per upper bound (the `+Inf`
 /// bucket is the count), the count and the sum.
-fn histogram(
-    labels: Vec<LabelPair>,
-    bounds: &[f64],
-    counts: &HistogramSnapshot,
-    count: u64,
-) -> Metric {
+fn histogram(labels: Vec<LabelPair>, bounds: &[f64], counts: Buckets<'_>, sum: f64) -> Metric {
     let buckets = bounds
         .iter()
-        .zip(counts.cumulative_counts())
+        .zip(counts.cumulative())
         .map(|(&bound, cumulative)| {
             let mut b = Bucket::default();
             b.set_upper_bound(bound);
@@ -154,8 +147,8 @@ fn histogram(
         })
         .collect();
     let mut h = Histogram::default();
-    h.set_sample_count(count);
-    h.set_sample_sum(counts.sum);
+    h.set_sample_count(counts.count());
+    h.set_sample_sum(sum);
     h.set_bucket(buckets);
     let mut m = Metric::default();
     m.set_label(labels);

@@ -163,8 +163,8 @@ mod tests {
 
     use gym_metrics_api::backend::Boundaries;
 
+    use super::super::nanos::{duration_nanos, millis_nanos};
     use super::*;
-    use crate::nanos::{duration_nanos, millis_nanos};
 
     #[test]
     fn agrees_with_the_api_for_every_length_and_variant() {

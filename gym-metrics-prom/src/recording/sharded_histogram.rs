@@ -29,8 +29,8 @@ use std::time::Duration;
 use gym_metrics_api::backend::Boundaries;
 use gym_metrics_kit::PerThread;
 
-use crate::bucket_search::BucketSearch;
-use crate::nanos::{duration_nanos, millis_nanos, short_duration_nanos, NANOS_PER_MILLI};
+use super::bucket_search::BucketSearch;
+use super::nanos::{duration_nanos, millis_nanos, short_duration_nanos, NANOS_PER_MILLI};
 
 /// Bucket counts held inline in a shard: with the sum, the carry, the
 /// successes and the overflow pointer, 256 bytes, two 128-byte lines (the 15
@@ -99,14 +99,6 @@ impl HistogramSnapshot {
         self.bucket_counts
             .iter()
             .fold(0u64, |a, &c| a.wrapping_add(c))
-    }
-
-    /// Running totals, as Prometheus' `le` buckets carry them.
-    pub(crate) fn cumulative_counts(&self) -> impl Iterator<Item = u64> + '_ {
-        self.bucket_counts.iter().scan(0u64, |total, &c| {
-            *total = total.wrapping_add(c);
-            Some(*total)
-        })
     }
 }
 
@@ -383,7 +375,6 @@ mod tests {
         let s = h.snapshot();
         assert_eq!(s.bucket_counts, [2, 0, 1]);
         assert_eq!((s.count(), s.sum), (3, 5140.0));
-        assert_eq!(s.cumulative_counts().collect::<Vec<_>>(), [2, 2, 3]);
         let d = ShardedHistogram::new(Boundaries::default());
         assert_eq!(d.boundaries().as_slice().len(), 15);
     }

@@ -16,7 +16,7 @@ use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::{HttpMethod, HttpServerRequest, UrlScheme};
 use gym_metrics_kit::PerThread;
 
-use crate::sharded_histogram::HistogramSnapshot;
+use super::sharded_histogram::HistogramSnapshot;
 
 /// The attribute tuple identifying one series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

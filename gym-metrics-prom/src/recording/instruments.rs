@@ -6,10 +6,10 @@ use gym_metrics_api::Role;
 
 use std::sync::Arc;
 
-use crate::fleet_gauge::FleetGauge;
-use crate::fleet_sd::{FleetSd, SharedFleetSd};
-use crate::http_histogram::HttpServerHistogram;
-use crate::sharded_histogram::ShardedHistogram;
+use super::fleet_gauge::FleetGauge;
+use super::fleet_sd::{FleetSd, SharedFleetSd};
+use super::http_histogram::HttpServerHistogram;
+use super::sharded_histogram::ShardedHistogram;
 
 /// The recorded values of the contract's instruments, cumulative since build.
 #[derive(Debug)]

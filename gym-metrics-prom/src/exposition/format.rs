@@ -1,12 +1,12 @@
-//! The two text formats the handle writes, byte for byte as before: the
-//! Prometheus 0.0.4 text as `prometheus`'s `TextEncoder` wrote it, and
+//! The two text formats' pieces the writer (`writer.rs`) puts together:
+//! the Prometheus 0.0.4 text as `prometheus`'s `TextEncoder` writes it, and
 //! OpenMetrics 1.0, whose series, label sets and values are the same; only
 //! the framing differs (a counter family is named without `_total`, HELP
 //! escapes quotes, infinities are `+Inf`/`-Inf`, the text ends with `# EOF`).
 
 use std::fmt::Write;
 
-use crate::families::Kind;
+use super::model::Kind;
 
 /// The `Content-Type` of an OpenMetrics 1.0 exposition.
 pub(crate) const OPENMETRICS_CONTENT_TYPE: &str =
@@ -118,17 +118,6 @@ pub(crate) fn push_label_pairs<'a>(
     }
 }
 
-/// The label set `{a="x",b="y"}` (nothing when empty).
-pub(crate) fn label_set<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
-    let mut out = String::new();
-    push_label_pairs(&mut out, labels);
-    if out.pop().is_some() {
-        out.insert(0, '{');
-        out.push('}');
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,14 +184,5 @@ mod tests {
         assert_eq!(escaped(s, false), ">\\\\ä\"\\n\\n東\"");
         assert_eq!(escaped("plain", true), ">plain");
         assert_eq!(escaped("", true), ">");
-    }
-
-    #[test]
-    fn label_sets_escape_values_and_vanish_when_empty() {
-        assert_eq!(
-            label_set([("a", "x\"y"), ("b", "1")]),
-            "{a=\"x\\\"y\",b=\"1\"}"
-        );
-        assert_eq!(label_set([]), "");
     }
 }

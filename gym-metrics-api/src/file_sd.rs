@@ -2,15 +2,22 @@
 //! reader (Prometheus, vmagent) sees the old list or the new one, never half
 //! of one.
 
+use std::collections::hash_map::RandomState;
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
+use std::hash::{BuildHasher, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::FleetTarget;
 
-/// Writes `targets` to `path` as service-discovery JSON: into a temporary
-/// file beside it (`.<name>.<pid>.tmp`, which no `*.json` pattern matches),
-/// flushed to disk, then renamed over `path`.
+/// Writes `targets` to `path` as service-discovery JSON: into a new
+/// temporary file beside it, flushed to disk, then renamed over `path`.
+///
+/// The temporary's name (`.<name>.<pid>.<random>.tmp`, which no `*.json`
+/// pattern matches) cannot be guessed, and it is created exclusively
+/// (`O_CREAT|O_EXCL`, which never follows a symlink): a link planted in the
+/// folder cannot make this process write through it.
 pub(crate) fn write_file_sd(targets: &[FleetTarget], path: &Path) -> Result<(), FileSdError> {
     let error = |source| FileSdError {
         path: path.to_path_buf(),
@@ -19,12 +26,8 @@ pub(crate) fn write_file_sd(targets: &[FleetTarget], path: &Path) -> Result<(), 
     let name = path
         .file_name()
         .ok_or_else(|| error(std::io::Error::other("the path names no file")))?;
-    let mut temp_name = std::ffi::OsString::from(".");
-    temp_name.push(name);
-    temp_name.push(format!(".{}.tmp", std::process::id()));
-    let temp = path.with_file_name(temp_name);
+    let (temp, mut file) = create_temporary(path, name).map_err(error)?;
     let written = (|| {
-        let mut file = File::create(&temp)?;
         file.write_all(FleetTarget::sd_json(targets).as_bytes())?;
         file.sync_all()?;
         std::fs::rename(&temp, path)
@@ -33,6 +36,26 @@ pub(crate) fn write_file_sd(targets: &[FleetTarget], path: &Path) -> Result<(), 
         let _ = std::fs::remove_file(&temp);
     }
     written.map_err(error)
+}
+
+/// A new file beside `path` under a name no other process can predict; a
+/// name already taken (by chance, or by someone's planted entry) is skipped.
+fn create_temporary(path: &Path, name: &OsStr) -> std::io::Result<(PathBuf, File)> {
+    let mut last = None;
+    for attempt in 0..8u64 {
+        let mut hasher = RandomState::new().build_hasher();
+        hasher.write_u64(attempt);
+        let mut temp_name = OsString::from(".");
+        temp_name.push(name);
+        temp_name.push(format!(".{}.{:016x}.tmp", std::process::id(), hasher.finish()));
+        let temp = path.with_file_name(temp_name);
+        match File::options().write(true).create_new(true).open(&temp) {
+            Ok(file) => return Ok((temp, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no temporary name was free")))
 }
 
 /// The `file_sd_configs` file could not be replaced; the previous one (if
@@ -110,6 +133,32 @@ mod tests {
         std::io::Read::read_to_string(&mut old, &mut text).unwrap();
         assert_eq!(text, FleetTarget::sd_json(&[target(1), target(2)]));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_planted_symlink_is_never_written_through() {
+        // The old temporary name was `.<name>.<pid>.tmp`, opened following
+        // links: a link planted there made the orchestrator overwrite its
+        // target. Plant that link, and links at a few more guesses.
+        let dir = temp_dir("symlink");
+        let outside = temp_dir("symlink-victim");
+        let victim = outside.join("victim.txt");
+        std::fs::write(&victim, "keep me").unwrap();
+        let path = dir.join("fleet.json");
+        let pid = std::process::id();
+        for guess in [format!(".fleet.json.{pid}.tmp"), format!(".fleet.json.{pid}.0.tmp")] {
+            std::os::unix::fs::symlink(&victim, dir.join(guess)).unwrap();
+        }
+        write_file_sd(&[target(1)], &path).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            FleetTarget::sd_json(&[target(1)])
+        );
+        assert!(!std::fs::symlink_metadata(&path).unwrap().file_type().is_symlink());
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(&outside).unwrap();
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! handler error), other routes are refused, closing its standard input stops
 //! it, and its final report counts every verification. Runs on every backend;
 //! on `prom` its own scrape also carries `http_server_request_duration_seconds`
-//! by route and status, from the API's tower layer.
+//! by route and status, from the API's tower layer, and promtool finds no
+//! family without its HELP.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -112,6 +113,17 @@ fn a_resources_server_verifies_over_http_and_reports_its_totals() {
             1.0
         );
         assert!(!text.contains("elsewhere"), "{text}");
+        // Every family it records has its HELP and TYPE: promtool finds
+        // nothing beyond what it says of the contract's millisecond names.
+        if gym_testkit::require(gym_testkit::Tool::Promtool).is_some() {
+            let known = gym_testkit::contract_findings();
+            let findings: Vec<String> = gym_testkit::promtool_check_metrics(&text)
+                .expect("promtool runs")
+                .into_iter()
+                .filter(|f| !known.contains(f))
+                .collect();
+            assert!(findings.is_empty(), "promtool: {findings:?}\n{text}");
+        }
     }
 
     drop(server.stdin.take()); // the orchestrator's stop request

@@ -47,7 +47,11 @@ fn create_temporary(path: &Path, name: &OsStr) -> std::io::Result<(PathBuf, File
         hasher.write_u64(attempt);
         let mut temp_name = OsString::from(".");
         temp_name.push(name);
-        temp_name.push(format!(".{}.{:016x}.tmp", std::process::id(), hasher.finish()));
+        temp_name.push(format!(
+            ".{}.{:016x}.tmp",
+            std::process::id(),
+            hasher.finish()
+        ));
         let temp = path.with_file_name(temp_name);
         match File::options().write(true).create_new(true).open(&temp) {
             Ok(file) => return Ok((temp, file)),
@@ -147,7 +151,10 @@ mod tests {
         std::fs::write(&victim, "keep me").unwrap();
         let path = dir.join("fleet.json");
         let pid = std::process::id();
-        for guess in [format!(".fleet.json.{pid}.tmp"), format!(".fleet.json.{pid}.0.tmp")] {
+        for guess in [
+            format!(".fleet.json.{pid}.tmp"),
+            format!(".fleet.json.{pid}.0.tmp"),
+        ] {
             std::os::unix::fs::symlink(&victim, dir.join(guess)).unwrap();
         }
         write_file_sd(&[target(1)], &path).unwrap();
@@ -156,7 +163,10 @@ mod tests {
             std::fs::read_to_string(&path).unwrap(),
             FleetTarget::sd_json(&[target(1)])
         );
-        assert!(!std::fs::symlink_metadata(&path).unwrap().file_type().is_symlink());
+        assert!(!std::fs::symlink_metadata(&path)
+            .unwrap()
+            .file_type()
+            .is_symlink());
         std::fs::remove_dir_all(&dir).unwrap();
         std::fs::remove_dir_all(&outside).unwrap();
     }

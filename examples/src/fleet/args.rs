@@ -200,8 +200,7 @@ options:
   --file-sd FILE           keep FILE (JSON, replaced atomically) listing the fleet's live
                            targets, for file_sd_configs
   --run-id ID              the run id the discovered targets carry (label nemo_run_id)
-                                        [default: a fresh UUID per run]
-  --prometheus-config FILE write a Prometheus scrape configuration for the fleet
+                                        [default: run-<launch time>-<orchestrator pid>]
   --web-config FILE        serve every /metrics by this exporter-toolkit web configuration
                            (TLS, basic auth; prom): passed to every process it launches
   --scrape-ca-file FILE    the written scrape configuration trusts this CA
@@ -304,6 +303,11 @@ impl FleetConfig {
                             "--run-id is empty: give the run's id, or leave it out for a fresh one"
                                 .to_string(),
                         )
+                    } else if id.chars().any(char::is_control) {
+                        // It is printed and becomes a label: no terminal escapes.
+                        Err(format!(
+                            "--run-id {id:?} holds control characters: give printable text"
+                        ))
                     } else {
                         Ok(id)
                     }
@@ -506,6 +510,16 @@ mod tests {
         assert_eq!(c.duration, Some(Duration::from_millis(1500)));
         assert_eq!(c.simulation.seed, 9);
         assert_eq!(c.child_metrics_port(1), 9466);
+    }
+
+    #[test]
+    fn the_help_names_each_flag_once_and_a_run_id_is_printable() {
+        for flag in USAGE.split_whitespace().filter(|w| w.starts_with("--")) {
+            let lines = USAGE.lines().filter(|l| l.trim_start().starts_with(flag));
+            assert!(lines.count() <= 1, "{flag} is listed twice");
+        }
+        let e = parse(&["--run-id".into(), "r\x1b[2J".into()]).unwrap_err();
+        assert!(e.to_string().contains("control characters"), "{e}");
     }
 
     #[test]

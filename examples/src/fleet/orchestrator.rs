@@ -495,7 +495,7 @@ impl Orchestrator {
         if membership {
             self.publish_size(self.roster.live_servers());
             if let Some(warning) = self.discovery.changed(&self.roster) {
-                self.view.message(&warning);
+                self.view.warn(&warning);
             }
         }
     }
@@ -503,7 +503,7 @@ impl Orchestrator {
     /// Publishes the scrape targets (`GET /sd`, `--file-sd`) when they changed.
     fn publish_targets(&mut self) {
         if let Some(warning) = self.discovery.update(&self.roster) {
-            self.view.message(&warning);
+            self.view.warn(&warning);
         }
     }
 

@@ -108,6 +108,7 @@ pub async fn run(cfg: ServerConfig) -> Result<(), Box<dyn Error>> {
         // environment (GYM_METRICS_WEB_CONFIG_FILE), which from_env reads.
         None,
     )?;
+    metrics::describe_counter!(OUTCOMES, "Verifications by outcome (reason).");
     let mut listener = GuardedListener::new(
         TcpListener::bind(loopback(0)).await?,
         MAX_CONNECTIONS,

@@ -51,6 +51,15 @@ impl View {
         let _ = out.flush();
     }
 
+    /// Logs a warning (to standard error, as every warning of the demo) with
+    /// the table out of its way (it is redrawn at the next tick).
+    pub fn warn(&mut self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        self.erase(&mut out);
+        let _ = out.flush();
+        log::warn!("{text}");
+    }
+
     /// Prints the run's header as a message where no table line repeats it:
     /// a terminal shows it as the table's first line instead.
     pub fn announce(&mut self) {

@@ -136,26 +136,46 @@ pub fn prom_serves_metrics(artifact: &Path) -> Result<String, String> {
     ))
 }
 
-/// The otel artifact, with the console exporter, prints an export that parses
-/// as JSON and names the gym instruments.
-pub fn otel_console_export(artifact: &Path) -> Result<String, String> {
-    let child = Command::new(artifact)
-        .args(["--servers", "1", "--agents", "0", "--duration", "3"])
-        .env("OTEL_METRICS_EXPORTER", "console")
-        .env("OTEL_METRIC_EXPORT_INTERVAL", "500")
+/// Runs `command` to its exit (at most `limit`), its standard output then its
+/// standard error collected while it runs: read only after the exit, a
+/// child writing more than a pipe holds (64 KiB) would block forever.
+fn run_collecting(
+    mut command: Command,
+    limit: Duration,
+) -> Result<(std::process::ExitStatus, String), String> {
+    let child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("start {}: {e}", artifact.display()))?;
+        .map_err(|e| format!("cannot start: {e}"))?;
     let mut running = Running(child);
-    let status = wait_exit(&mut running.0, Duration::from_secs(30))?;
-    let mut output = String::new();
-    if let Some(mut out) = running.0.stdout.take() {
-        let _ = out.read_to_string(&mut output);
-    }
-    if let Some(mut err) = running.0.stderr.take() {
-        let _ = err.read_to_string(&mut output);
-    }
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let out = drain(running.0.stdout.take().map(|p| Box::new(p) as _));
+    let err = drain(running.0.stderr.take().map(|p| Box::new(p) as _));
+    let status = wait_exit(&mut running.0, limit)?;
+    let mut output = out.join().unwrap_or_default();
+    output.push_str(&err.join().unwrap_or_default());
+    Ok((status, output))
+}
+
+/// The otel artifact, with the console exporter, prints an export that parses
+/// as JSON and names the gym instruments.
+pub fn otel_console_export(artifact: &Path) -> Result<String, String> {
+    let mut command = Command::new(artifact);
+    command
+        .args(["--servers", "1", "--agents", "0", "--duration", "3"])
+        .env("OTEL_METRICS_EXPORTER", "console")
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "500");
+    let (status, output) = run_collecting(command, Duration::from_secs(30))
+        .map_err(|e| format!("{}: {e}", artifact.display()))?;
     if !status.success() {
         return Err(format!("exited with {status}:\n{output}"));
     }
@@ -240,6 +260,16 @@ pub fn noop_tree_is_clean() -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::backend_patterns_in;
+
+    #[test]
+    fn a_child_printing_more_than_a_pipe_holds_is_read_to_its_exit() {
+        let mut command = std::process::Command::new("sh");
+        command.args(["-c", "head -c 300000 /dev/zero | tr '\\0' x; echo done >&2"]);
+        let (status, output) =
+            super::run_collecting(command, std::time::Duration::from_secs(20)).unwrap();
+        assert!(status.success());
+        assert_eq!(output.len(), 300_000 + "done\n".len());
+    }
 
     #[test]
     fn finds_backend_crate_paths_and_nothing_in_clean_bytes() {

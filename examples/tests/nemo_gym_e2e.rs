@@ -445,7 +445,7 @@ fn our_fleet_and_a_python_gym_server_are_one_fleet_in_victoria_metrics() {
     assert_eq!(
         python_instance,
         format!("{RUN_ID}-rank0"),
-        "Gym's Python instance id (why ours differ: see the README)"
+        "Gym's Python instance id (why ours differ: see docs/nemo-gym.md)"
     );
 
     // Gym's resource keys on every gym series of every process, with the run id.

@@ -57,6 +57,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut fmt = cargo();
     fmt.args(["fmt", "--all", "--check"]);
     steps.command("fmt", fmt);
+    steps.check(
+        "docs: README.md at most 150 lines, no sentence over 40 words",
+        crate::prose::check,
+    );
 
     for set in FEATURE_SETS {
         steps.command(
@@ -77,6 +81,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
         doc.env("GYM_REQUIRE_TOOLS", "1");
         steps.command(&format!("doc tests {}", set.name), doc);
     }
+    // The README's and docs/' code blocks are doc tests of the examples
+    // crate; the page with both backends' blocks needs both features.
+    let mut docs = cargo();
+    docs.args([
+        "test",
+        "--doc",
+        "-p",
+        "gym-metrics-examples",
+        "--features",
+        "otel",
+    ]);
+    steps.command("doc tests README.md and docs/ (prom and otel)", docs);
     // Model checks of the lock-free shard protocols (verify tally, sharded
     // histogram) under loom, in the dev profile (the models run in about a
     // second there; the release profile's LTO would cost minutes to build).

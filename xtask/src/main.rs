@@ -11,6 +11,7 @@ mod bench;
 mod ci;
 mod dist;
 mod newcomer;
+mod prose;
 mod screenshot;
 mod step;
 mod tools;

@@ -85,7 +85,7 @@ mod builder;
 #[cfg(feature = "prometheus-collector")]
 mod collector;
 mod endpoint;
-mod env_config;
+mod endpoint_env;
 mod error;
 mod exposition;
 mod families;
@@ -134,4 +134,4 @@ pub use web_config::{WebConfig, WebConfigError};
 /// ```
 /// assert_eq!(gym_metrics_prom::WEB_CONFIG_FILE_VAR, "GYM_METRICS_WEB_CONFIG_FILE");
 /// ```
-pub const WEB_CONFIG_FILE_VAR: &str = env_config::WEB_CONFIG_FILE_VAR;
+pub const WEB_CONFIG_FILE_VAR: &str = endpoint_env::WEB_CONFIG_FILE_VAR;

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::env_config::WEB_CONFIG_FILE_VAR;
+use crate::WEB_CONFIG_FILE_VAR;
 
 /// The web configuration file could not be used: the message names the file
 /// and, where one is at fault, the key.

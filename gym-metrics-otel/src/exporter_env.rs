@@ -150,19 +150,12 @@ impl ExporterEnv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
 
-    fn from(vars: &[(&str, &str)]) -> Result<ExporterEnv, ConfigError> {
-        let map: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        ExporterEnv::read(&EnvVars::from_lookup(&ENV_VARIABLES, |name| {
-            map.get(name).cloned()
-        }))
+    fn from(vars: &[(&'static str, &str)]) -> Result<ExporterEnv, ConfigError> {
+        ExporterEnv::read(&EnvVars::from_pairs(vars))
     }
 
-    fn error(vars: &[(&str, &str)]) -> ConfigError {
+    fn error(vars: &[(&'static str, &str)]) -> ConfigError {
         match from(vars) {
             Err(e) => e,
             Ok(_) => panic!("{vars:?} was accepted"),

@@ -72,14 +72,9 @@ impl EndpointEnv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
 
-    fn env(pairs: &[(&str, &str)]) -> Result<EndpointEnv, ConfigError> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        EndpointEnv::read(&EnvVars::from_lookup(&VARIABLES, |k| map.get(k).cloned()))
+    fn env(pairs: &[(&'static str, &str)]) -> Result<EndpointEnv, ConfigError> {
+        EndpointEnv::read(&EnvVars::from_pairs(pairs))
     }
 
     #[test]

@@ -396,14 +396,10 @@ fn mint_run_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
 
-    fn read(vars: &[(&str, &str)]) -> Result<GymEnv, ConfigError> {
-        let map: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        GymEnv::read(|name| map.get(name).cloned())
+    fn read(vars: &[(&'static str, &str)]) -> Result<GymEnv, ConfigError> {
+        let vars = EnvVars::from_pairs(vars);
+        GymEnv::read(|name| vars.get(name))
     }
 
     /// What nemo-gym 0.7.0's `configure_telemetry_env(TelemetryConfig(enabled=True))`

@@ -154,13 +154,8 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    fn from(vars: &[(&str, &str)]) -> Result<TlsEnv, ConfigError> {
-        let lookup = |name: &str| {
-            vars.iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        };
-        TlsEnv::read(&EnvVars::from_lookup(&TlsEnv::VARIABLES, lookup))
+    fn from(vars: &[(&'static str, &str)]) -> Result<TlsEnv, ConfigError> {
+        TlsEnv::read(&EnvVars::from_pairs(vars))
     }
 
     #[test]

@@ -105,6 +105,18 @@ impl EnvVars {
         Self { values }
     }
 
+    /// Variables given as `(name, value)` pairs (a test's, a launcher's),
+    /// values as they are.
+    ///
+    /// ```
+    /// let env = gym_metrics_kit::env::EnvVars::from_pairs(&[("OTEL_SERVICE_NAME", "lab")]);
+    /// assert_eq!(env.first(&["OTEL_SERVICE_NAME"]), Some(("OTEL_SERVICE_NAME", "lab")));
+    /// ```
+    pub fn from_pairs(pairs: &[(&'static str, &str)]) -> Self {
+        let values = pairs.iter().map(|&(n, v)| (n, v.to_string())).collect();
+        Self { values }
+    }
+
     /// The first of `names` whose value is not blank, with its name (for
     /// the error a bad value makes): give the signal-specific or preferred
     /// variable first.

@@ -7,7 +7,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`env`](mod@env) | the environment readers: the OpenTelemetry variables, NeMo Gym's `NEMO_GYM_OTEL_*` ([`env::GymEnv`]) |
+//! | [`env`](mod@env) | the environment readers and the one parser of each kind of value: the OpenTelemetry variables, NeMo Gym's `NEMO_GYM_OTEL_*` ([`env::GymEnv`]), TLS |
 //! | [`ConfigError`] | the one configuration error: variable, value (secrets redacted), what was expected |
 //! | [`redact`] | keeping credentials out of errors, `Debug` and log lines |
 //! | [`resource`] | the per-process instance id and `key=value` lists |
@@ -15,6 +15,7 @@
 //! | [`naming`] | the Prometheus naming rules both backends' expositions follow |
 //! | `bridge` (feature `metrics-bridge`) | the `metrics` facade crate bridged into a backend |
 //! | `process` (feature `process`) | this process's CPU, memory, descriptors and threads, from /proc |
+//! | `tls` (feature `tls`) | the one PEM loader: certificates and private keys |
 //!
 //! ```
 //! use gym_metrics_kit::VerifyTally;
@@ -37,6 +38,8 @@ pub mod process;
 pub mod redact;
 pub mod resource;
 mod tally;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 pub use error::ConfigError;
 pub use per_thread::PerThread;

@@ -9,20 +9,23 @@ use std::time::Duration;
 
 use gym_metrics_api::backend::{Boundaries, BoundariesError, NoopRecorder};
 use gym_metrics_api::Role;
-use gym_metrics_kit::env::EnvVars;
-use gym_metrics_kit::env::GymEnv;
+use gym_metrics_kit::env::{EnvVars, GymEnv, PemFile, TlsEnv};
 use gym_metrics_kit::redact::RedactedHeaders;
 
+use crate::collector_url::CollectorUrl;
 use crate::console_writer::ConsoleWriter;
-use crate::endpoint::Endpoint;
-use crate::env::{EnvSettings, ENV_VARIABLES};
+use crate::exporter_env::{ExporterEnv, ENV_VARIABLES};
 use crate::resource::build_resource;
 use crate::start::{meter_provider, Export};
-use crate::tls_settings::{PemFile, TlsSettings};
 use crate::{
     BuildError, ConfigError, HistogramAggregation, MetricsExporter, OtelGuard, OtelRecorder,
     OtlpProtocol, TemporalityPreference,
 };
+
+/// Every variable the builder reads: NeMo Gym's beside the `OTEL_*` ones.
+fn variable_names() -> Vec<&'static str> {
+    ENV_VARIABLES.into_iter().chain(GymEnv::VARIABLES).collect()
+}
 
 /// Default `OTEL_METRIC_EXPORT_INTERVAL`: 10 s, not the specification's
 /// 60 s. The Python reference implementation exports every 10 s, so both
@@ -72,7 +75,7 @@ pub struct OtelBuilder {
     role: Role,
     exporter: MetricsExporter,
     protocol: OtlpProtocol,
-    endpoint: Option<Endpoint>,
+    endpoint: Option<CollectorUrl>,
     headers: Vec<(String, String)>,
     export_timeout: Duration,
     metric_export_timeout: Duration,
@@ -85,7 +88,7 @@ pub struct OtelBuilder {
     resource_attributes: Vec<(String, String)>,
     console_writer: Option<ConsoleWriter>,
     /// OTLP over TLS (issue 17): CA bundle, client identity, gRPC insecure.
-    tls: TlsSettings,
+    tls: TlsEnv,
     /// NeMo Gym's settings (`NEMO_GYM_OTEL_*` / `NEMO_LENS_*`).
     gym: GymEnv,
     /// The `metrics` facade bridge's options, if asked for.
@@ -129,7 +132,7 @@ impl OtelBuilder {
             service_name: None,
             resource_attributes: Vec::new(),
             console_writer: None,
-            tls: TlsSettings::default(),
+            tls: TlsEnv::default(),
             gym: GymEnv::default(),
             #[cfg(feature = "metrics-facade")]
             metrics_facade: None,
@@ -151,9 +154,7 @@ impl OtelBuilder {
     /// # Ok::<(), gym_metrics_otel::ConfigError>(())
     /// ```
     pub fn from_env() -> Result<Self, ConfigError> {
-        // NeMo Gym's variables are read beside the OTEL_* ones.
-        let names: Vec<&'static str> = ENV_VARIABLES.into_iter().chain(GymEnv::VARIABLES).collect();
-        let vars = EnvVars::from_process(&names)?;
+        let vars = EnvVars::from_process(&variable_names())?;
         Self::from_env_lookup(|name| vars.get(name))
     }
 
@@ -209,10 +210,11 @@ impl OtelBuilder {
     /// assert!(err.to_string().contains("OTEL_METRIC_EXPORT_INTERVAL=\"soon\""));
     /// ```
     pub fn from_env_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let tls = crate::tls_env::read_tls(&lookup)?;
-        let env = EnvSettings::read(&lookup)?;
+        let vars = EnvVars::from_lookup(&variable_names(), lookup);
+        let tls = TlsEnv::read(&vars)?;
+        let env = ExporterEnv::read(&vars)?;
         // NeMo Gym's settings: over OTEL_METRICS_EXPORTER, and Gym's protocol.
-        let gym = GymEnv::read(&lookup)?;
+        let gym = GymEnv::read(|name| vars.get(name))?;
         let (exporter, protocol) =
             crate::gym_settings::exporter_and_protocol(&gym, env.exporter, env.protocol);
         let defaults = Self::new();
@@ -232,8 +234,8 @@ impl OtelBuilder {
             histogram_aggregation: env
                 .histogram_aggregation
                 .unwrap_or(defaults.histogram_aggregation),
-            service_name: env.service_name,
-            resource_attributes: env.resource_attributes,
+            service_name: env.resource.service_name,
+            resource_attributes: env.resource.resource_attributes,
             tls,
             ..defaults
         })
@@ -303,7 +305,7 @@ impl OtelBuilder {
     /// assert!(format!("{b:?}").contains(r#"url: "http://127.0.0.1:4318/v1/metrics""#));
     /// ```
     pub fn endpoint(mut self, url: impl Into<String>) -> Self {
-        self.endpoint = Some(Endpoint::Exact {
+        self.endpoint = Some(CollectorUrl::Exact {
             source: "endpoint",
             url: url.into(),
         });
@@ -829,7 +831,7 @@ mod tests {
         assert_eq!(b.resource_attributes, [("team".into(), "rl".into())]);
         assert_eq!(b.exporter, MetricsExporter::Console);
         assert_eq!(b.protocol, OtlpProtocol::Grpc);
-        assert!(matches!(b.endpoint, Some(Endpoint::Base { .. })));
+        assert!(matches!(b.endpoint, Some(CollectorUrl::Base { .. })));
         assert_eq!(b.headers, [("x-tenant".into(), "lab".into())]);
         assert_eq!(b.export_timeout, Duration::from_millis(1500));
         assert_eq!(b.metric_export_timeout, Duration::from_millis(2500));
@@ -848,7 +850,7 @@ mod tests {
         assert_eq!(b.exporter, MetricsExporter::Otlp);
         assert_eq!(b.protocol, OtlpProtocol::Grpc);
         assert_eq!(
-            crate::endpoint::resolve(b.endpoint.as_ref(), b.protocol).unwrap(),
+            crate::collector_url::resolve(b.endpoint.as_ref(), b.protocol).unwrap(),
             "http://localhost:4317"
         );
         // Gym's Slurm executor sets the protocol: it wins.

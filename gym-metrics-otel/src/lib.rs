@@ -37,20 +37,19 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 mod builder;
+mod collector_url;
 mod console_exporter;
 mod console_writer;
 mod deadline;
-mod endpoint;
-mod env;
-mod errors;
+mod error;
 mod export_log;
 mod exporter_choice;
+mod exporter_env;
 mod grpc_runtime;
 mod guard;
 mod gym_settings;
 mod histogram_aggregation;
 mod http_attributes;
-mod key_values;
 mod meter_provider;
 #[cfg(feature = "metrics-facade")]
 mod metrics_bridge;
@@ -62,13 +61,11 @@ mod start;
 mod temporality;
 #[cfg(feature = "tls")]
 mod tls;
-mod tls_env;
-mod tls_settings;
 
 pub use builder::OtelBuilder;
-pub use env::ENV_VARIABLES;
-pub use errors::{BuildError, ConfigError, FlushError, ShutdownError};
+pub use error::{BuildError, ConfigError, FlushError, ShutdownError};
 pub use exporter_choice::MetricsExporter;
+pub use exporter_env::ENV_VARIABLES;
 pub use guard::OtelGuard;
 /// The options of the `metrics` bridge (histogram buckets by name, cardinality
 /// limit), given to the builder's `with_metrics_facade`.

@@ -7,6 +7,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use gym_metrics_api::backend::Instrument as Catalogued;
+use gym_metrics_kit::env::TlsEnv;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use opentelemetry_otlp::tonic_types::metadata::MetadataMap;
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig, WithTonicConfig};
@@ -16,12 +17,11 @@ use opentelemetry_sdk::metrics::{
 };
 use opentelemetry_sdk::Resource;
 
+use crate::collector_url::{self, CollectorUrl};
 use crate::console_exporter::ConsoleExporter;
 use crate::console_writer::ConsoleWriter;
-use crate::endpoint::{self, Endpoint};
 use crate::export_log::LoggedExporter;
 use crate::grpc_runtime::{GrpcRuntime, OnRuntime};
-use crate::tls_settings::TlsSettings;
 use crate::{
     BuildError, ConfigError, HistogramAggregation, MetricsExporter, OtlpProtocol,
     TemporalityPreference,
@@ -31,7 +31,7 @@ use crate::{
 pub(crate) struct Export<'a> {
     pub(crate) exporter: MetricsExporter,
     pub(crate) protocol: OtlpProtocol,
-    pub(crate) endpoint: Option<&'a Endpoint>,
+    pub(crate) endpoint: Option<&'a CollectorUrl>,
     pub(crate) headers: &'a [(String, String)],
     /// The OTLP exporter's timeout: one request, and its retries' deadline.
     pub(crate) timeout: Duration,
@@ -39,7 +39,7 @@ pub(crate) struct Export<'a> {
     pub(crate) temporality: TemporalityPreference,
     pub(crate) console_writer: Option<ConsoleWriter>,
     /// CA bundle, client identity, gRPC `insecure` (issue 17).
-    pub(crate) tls: &'a TlsSettings,
+    pub(crate) tls: &'a TlsEnv,
 }
 
 /// A meter provider with `resource`, the histogram aggregation, the views
@@ -84,7 +84,7 @@ fn add_reader(
             provider.with_reader(reader(exporter, "the console", interval))
         }
         (MetricsExporter::Otlp, OtlpProtocol::HttpProtobuf | OtlpProtocol::HttpJson) => {
-            let url = endpoint::resolve(export.endpoint, export.protocol)?;
+            let url = collector_url::resolve(export.endpoint, export.protocol)?;
             let headers: HashMap<String, String> = header_map(export.headers)?
                 .iter()
                 .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
@@ -104,8 +104,8 @@ fn add_reader(
             provider.with_reader(reader(exporter, &url, interval))
         }
         (MetricsExporter::Otlp, OtlpProtocol::Grpc) => {
-            let url = endpoint::resolve(export.endpoint, export.protocol)?;
-            let url = endpoint::grpc_url(&url, export.tls.insecure)?;
+            let url = collector_url::resolve(export.endpoint, export.protocol)?;
+            let url = collector_url::grpc_url(&url, export.tls.insecure)?;
             let metadata = MetadataMap::from_headers(header_map(export.headers)?);
             let runtime = GrpcRuntime::start().map_err(BuildError::Runtime)?;
             let exporter = {
@@ -131,11 +131,12 @@ fn add_reader(
 #[cfg(feature = "tls")]
 fn http_transport<B: WithHttpConfig>(
     builder: B,
-    tls: &TlsSettings,
+    tls: &TlsEnv,
     url: &str,
     timeout: Duration,
 ) -> Result<B, BuildError> {
-    let client = crate::tls::ClientTls::load(tls)?.http_client(endpoint::is_https(url), timeout)?;
+    let client =
+        crate::tls::ClientTls::load(tls)?.http_client(collector_url::is_https(url), timeout)?;
     Ok(builder.with_http_client(client))
 }
 
@@ -143,11 +144,11 @@ fn http_transport<B: WithHttpConfig>(
 #[cfg(not(feature = "tls"))]
 fn http_transport<B: WithHttpConfig>(
     builder: B,
-    tls: &TlsSettings,
+    tls: &TlsEnv,
     _url: &str,
     _timeout: Duration,
 ) -> Result<B, BuildError> {
-    tls.reject_without_tls()?;
+    reject_without_tls(tls)?;
     Ok(builder)
 }
 
@@ -156,11 +157,11 @@ fn http_transport<B: WithHttpConfig>(
 #[cfg(feature = "tls")]
 fn grpc_transport<B: WithTonicConfig>(
     builder: B,
-    tls: &TlsSettings,
+    tls: &TlsEnv,
     url: &str,
 ) -> Result<B, BuildError> {
     let tls = crate::tls::ClientTls::load(tls)?;
-    Ok(if endpoint::is_https(url) {
+    Ok(if collector_url::is_https(url) {
         builder.with_tls_config(tls.grpc_config())
     } else {
         builder
@@ -171,11 +172,26 @@ fn grpc_transport<B: WithTonicConfig>(
 #[cfg(not(feature = "tls"))]
 fn grpc_transport<B: WithTonicConfig>(
     builder: B,
-    tls: &TlsSettings,
+    tls: &TlsEnv,
     _url: &str,
 ) -> Result<B, BuildError> {
-    tls.reject_without_tls()?;
+    reject_without_tls(tls)?;
     Ok(builder)
+}
+
+/// In a build without the `tls` feature: an error naming the first TLS
+/// file setting given, which such a build cannot honour.
+#[cfg(not(feature = "tls"))]
+fn reject_without_tls(tls: &TlsEnv) -> Result<(), ConfigError> {
+    match tls.files().next() {
+        None => Ok(()),
+        Some(file) => Err(ConfigError::invalid(
+            file.source,
+            file.shown(),
+            "no TLS file in this build: gym-metrics-otel was built without its `tls` feature; \
+             enable it (it is on by default) or unset the variable",
+        )),
+    }
 }
 
 fn reader<E: PushMetricExporter>(

@@ -8,14 +8,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use gym_metrics_kit::env::{PemFile, TlsEnv};
+use gym_metrics_kit::tls::{load_certificates, load_private_key, Pem, PemError};
 use opentelemetry_otlp::tonic_types::transport::{Certificate, ClientTlsConfig, Identity};
 use rustls::crypto::{ring, CryptoProvider};
-use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::sign::CertifiedKey;
 use rustls::{ClientConfig, Error as TlsError, InconsistentKeys, RootCertStore};
 
-use crate::tls_settings::{PemFile, TlsSettings};
 use crate::{BuildError, ConfigError};
 
 /// The client side of TLS, every file read and checked.
@@ -44,13 +44,13 @@ impl ClientTls {
     /// cannot sign with, a key that does not match its certificate, or a
     /// client certificate without a key (or the other way round); each names
     /// the setting or variable and the path.
-    pub(crate) fn load(settings: &TlsSettings) -> Result<Self, ConfigError> {
+    pub(crate) fn load(settings: &TlsEnv) -> Result<Self, ConfigError> {
         let ca = match &settings.certificate {
             None => None,
             Some(file) => {
-                let pem = read(file)?;
+                let Pem { text: pem, parsed } = load(file, load_certificates)?;
                 let mut roots = RootCertStore::empty();
-                for certificate in certificates(file, &pem)? {
+                for certificate in parsed {
                     roots.add(certificate).map_err(|e| {
                         ConfigError::invalid(
                             file.source,
@@ -188,48 +188,23 @@ fn platform_roots() -> Result<RootCertStore, ConfigError> {
     Ok(roots)
 }
 
-fn read(file: &PemFile) -> Result<Vec<u8>, ConfigError> {
-    std::fs::read(&file.path).map_err(|e| {
-        ConfigError::invalid(
-            file.source,
-            file.shown(),
-            format!("a readable PEM file ({e})"),
-        )
-    })
-}
-
-/// Every certificate in `pem`; at least one.
-fn certificates(file: &PemFile, pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, ConfigError> {
-    let certificates: Vec<_> = CertificateDer::pem_slice_iter(pem)
-        .collect::<Result<_, _>>()
-        .map_err(|e| {
-            ConfigError::invalid(
-                file.source,
-                file.shown(),
-                format!("a PEM file of certificates ({e})"),
-            )
-        })?;
-    if certificates.is_empty() {
-        return Err(ConfigError::invalid(
-            file.source,
-            file.shown(),
-            "a PEM file with at least one -----BEGIN CERTIFICATE----- block",
-        ));
-    }
-    Ok(certificates)
+/// What `loader` makes of `file`, or an error naming the setting and the path.
+fn load<T>(
+    file: &PemFile,
+    loader: fn(&std::path::Path) -> Result<Pem<T>, PemError>,
+) -> Result<Pem<T>, ConfigError> {
+    loader(&file.path).map_err(|e| ConfigError::invalid(file.source, file.shown(), e.expected()))
 }
 
 fn identity(certificate: &PemFile, key: &PemFile) -> Result<ClientIdentity, ConfigError> {
-    let certificate_pem = read(certificate)?;
-    let chain = certificates(certificate, &certificate_pem)?;
-    let key_pem = read(key)?;
-    let private_key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| {
-        ConfigError::invalid(
-            key.source,
-            key.shown(),
-            format!("a PEM file with a private key, PKCS#8, PKCS#1 or SEC1 ({e})"),
-        )
-    })?;
+    let Pem {
+        text: certificate_pem,
+        parsed: chain,
+    } = load(certificate, load_certificates)?;
+    let Pem {
+        text: key_pem,
+        parsed: private_key,
+    } = load(key, load_private_key)?;
     match CertifiedKey::from_der(chain.clone(), private_key.clone_key(), &provider()) {
         Ok(_) => {}
         Err(TlsError::InconsistentKeys(InconsistentKeys::KeyMismatch)) => {

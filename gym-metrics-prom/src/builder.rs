@@ -11,7 +11,7 @@ use gym_metrics_api::{Installation, Role};
 use gym_metrics_kit::env::GymEnv;
 
 use crate::endpoint::{Endpoint, Protection};
-use crate::env_config::EnvConfig;
+use crate::endpoint_env::EndpointEnv;
 use crate::error::{BuildError, ConfigError};
 use crate::exposition::gym::GymFamilies;
 use crate::exposition::Exposition;
@@ -108,12 +108,12 @@ impl PrometheusBuilder {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_env() -> Result<Self, ConfigError> {
-        let names: Vec<&'static str> = crate::env_config::VARIABLES
+        let names: Vec<&'static str> = crate::endpoint_env::VARIABLES
             .into_iter()
             .chain(GymEnv::VARIABLES)
             .collect();
         let vars = gym_metrics_kit::env::EnvVars::from_process(&names)?;
-        let env = EnvConfig::from_lookup(|name| vars.get(name))?;
+        let env = EndpointEnv::read(&vars)?;
         let gym = GymEnv::read(|name| vars.get(name))?;
         Ok(Self::new().apply_env(env).gym_env(gym))
     }
@@ -133,7 +133,7 @@ impl PrometheusBuilder {
         self
     }
 
-    fn apply_env(mut self, env: EnvConfig) -> Self {
+    fn apply_env(mut self, env: EndpointEnv) -> Self {
         if let ListenAddress::HostPort { host, port } = &mut self.listen {
             if let Some(h) = env.host {
                 *host = h;
@@ -142,8 +142,9 @@ impl PrometheusBuilder {
                 *port = p;
             }
         }
-        self.service_base = env.service_name;
-        self.resource_attributes.extend(env.resource_attributes);
+        self.service_base = env.resource.service_name;
+        self.resource_attributes
+            .extend(env.resource.resource_attributes);
         if env.web_config_file.is_some() {
             self.web_config_file = env.web_config_file;
         }
@@ -542,17 +543,18 @@ impl PrometheusBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::env_config::{HOST_VAR, PORT_VAR, SERVICE_NAME_VAR};
+    use crate::endpoint_env::{HOST_VAR, PORT_VAR, VARIABLES};
+    use gym_metrics_kit::env::{EnvVars, OtelEnv};
 
     #[test]
     fn env_sets_host_port_and_service_but_an_explicit_listener_wins() {
-        let env = EnvConfig::from_lookup(|k| match k {
+        let vars = EnvVars::from_lookup(&VARIABLES, |k| match k {
             k if k == HOST_VAR => Some("127.0.0.1".into()),
             k if k == PORT_VAR => Some("9100".into()),
-            k if k == SERVICE_NAME_VAR => Some("lab".into()),
+            k if k == OtelEnv::SERVICE_NAME => Some("lab".into()),
             _ => None,
-        })
-        .unwrap();
+        });
+        let env = EndpointEnv::read(&vars).unwrap();
         let b = PrometheusBuilder::new().apply_env(env);
         assert_eq!(
             b.listen,

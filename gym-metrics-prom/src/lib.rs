@@ -79,7 +79,7 @@
 
 mod builder;
 mod endpoint;
-mod env_config;
+mod endpoint_env;
 mod error;
 mod exposition;
 mod guard;
@@ -117,4 +117,4 @@ pub use scope::{SCOPE_NAME, SCOPE_VERSION};
 /// ```
 /// assert_eq!(gym_metrics_prom::WEB_CONFIG_FILE_VAR, "GYM_METRICS_WEB_CONFIG_FILE");
 /// ```
-pub const WEB_CONFIG_FILE_VAR: &str = "GYM_METRICS_WEB_CONFIG_FILE";
+pub const WEB_CONFIG_FILE_VAR: &str = endpoint_env::WEB_CONFIG_FILE_VAR;

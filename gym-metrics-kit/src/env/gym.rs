@@ -11,6 +11,7 @@
 use gym_metrics_api::backend::SpanGroups;
 use gym_metrics_api::{Group, Role};
 
+use crate::env::{parse_bool, Booleans, EnvVars};
 use crate::resource::new_instance_id;
 use crate::ConfigError;
 
@@ -169,17 +170,15 @@ impl GymEnv {
     /// # Ok::<(), gym_metrics_kit::ConfigError>(())
     /// ```
     pub fn read(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let vars = EnvVars::from_lookup(&Self::VARIABLES, lookup);
         let get = |pair: Pair| {
-            pair.into_iter().find_map(|variable| {
-                let raw = lookup(variable)?;
-                let trimmed = raw.trim();
-                (!trimmed.is_empty()).then(|| (variable, trimmed.to_string()))
-            })
+            vars.first(&pair)
+                .map(|(variable, raw)| (variable, raw.trim().to_string()))
         };
         let flag = |pair: Pair| -> Result<Option<Sourced<bool>>, ConfigError> {
             get(pair)
                 .map(|(variable, raw)| {
-                    let value = parse_bool(variable, &raw)?;
+                    let value = parse_bool(variable, &raw, Booleans::Gym)?;
                     Ok(Sourced {
                         variable,
                         raw,
@@ -220,9 +219,9 @@ impl GymEnv {
                 })
             })
             .transpose()?;
-        let slurm = lookup(SLURM_JOB_ID)
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty());
+        let slurm = vars
+            .first(&[SLURM_JOB_ID])
+            .map(|(_, id)| id.trim().to_string());
         Ok(Self {
             enabled: flag(ENABLED)?,
             metrics_enabled: flag(METRICS_ENABLED)?,
@@ -394,30 +393,13 @@ fn mint_run_id() -> String {
     new_instance_id().replace('-', "")[..12].to_string()
 }
 
-/// Gym's booleans, strictly: anything else is an error.
-fn parse_bool(variable: &'static str, value: &str) -> Result<bool, ConfigError> {
-    match value.to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(ConfigError::invalid(
-            variable,
-            value,
-            "1, true, yes, on or 0, false, no, off",
-        )),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
 
-    fn read(vars: &[(&str, &str)]) -> Result<GymEnv, ConfigError> {
-        let map: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        GymEnv::read(|name| map.get(name).cloned())
+    fn read(vars: &[(&'static str, &str)]) -> Result<GymEnv, ConfigError> {
+        let vars = EnvVars::from_pairs(vars);
+        GymEnv::read(|name| vars.get(name))
     }
 
     /// What nemo-gym 0.7.0's `configure_telemetry_env(TelemetryConfig(enabled=True))`

@@ -1,6 +1,9 @@
 //! Reading a backend's environment variables once, at start-up, so that a
 //! value that is not UTF-8 is an error naming the variable in every backend
-//! alike, never silently taken for unset.
+//! alike, never silently taken for unset; and the one rule of which
+//! variable counts: a blank value is unset, and the first of a group that
+//! is set wins (`..._METRICS_...` before the generic variable,
+//! `NEMO_GYM_OTEL_*` before `NEMO_LENS_*`).
 
 use std::ffi::OsString;
 
@@ -13,8 +16,9 @@ const UTF8_EXPECTED: &str = "UTF-8 text (the value holds bytes that are not UTF-
 /// The values of a backend's variables, read in one go: every value is
 /// UTF-8, or reading failed naming the first variable that was not.
 ///
-/// A backend's `from_env()` reads its variables through this, then parses
-/// them through its own lookup (which tests call with a map).
+/// Every reader of the [`crate::env`] module reads through this; a
+/// backend's `from_env()` fills it from the process environment, tests
+/// from a map ([`EnvVars::from_lookup`]).
 ///
 /// ```
 /// use std::ffi::OsString;
@@ -86,8 +90,56 @@ impl EnvVars {
         Ok(Self { values })
     }
 
+    /// Reads `names` through `lookup`, whose values are text already (a
+    /// builder's `from_env_lookup`, a map in tests).
+    ///
+    /// ```
+    /// let env = gym_metrics_kit::env::EnvVars::from_lookup(&["A"], |_| Some("1".to_string()));
+    /// assert_eq!(env.get("A").as_deref(), Some("1"));
+    /// ```
+    pub fn from_lookup(names: &[&'static str], lookup: impl Fn(&str) -> Option<String>) -> Self {
+        let values = names
+            .iter()
+            .filter_map(|&name| lookup(name).map(|value| (name, value)))
+            .collect();
+        Self { values }
+    }
+
+    /// Variables given as `(name, value)` pairs (a test's, a launcher's),
+    /// values as they are.
+    ///
+    /// ```
+    /// let env = gym_metrics_kit::env::EnvVars::from_pairs(&[("OTEL_SERVICE_NAME", "lab")]);
+    /// assert_eq!(env.first(&["OTEL_SERVICE_NAME"]), Some(("OTEL_SERVICE_NAME", "lab")));
+    /// ```
+    pub fn from_pairs(pairs: &[(&'static str, &str)]) -> Self {
+        let values = pairs.iter().map(|&(n, v)| (n, v.to_string())).collect();
+        Self { values }
+    }
+
+    /// The first of `names` whose value is not blank, with its name (for
+    /// the error a bad value makes): give the signal-specific or preferred
+    /// variable first.
+    ///
+    /// ```
+    /// use gym_metrics_kit::env::EnvVars;
+    /// let env = EnvVars::from_lookup(&["SPECIFIC", "GENERIC"], |name| {
+    ///     Some(if name == "SPECIFIC" { " " } else { "1" }.to_string())
+    /// });
+    /// assert_eq!(env.first(&["SPECIFIC", "GENERIC"]), Some(("GENERIC", "1")));
+    /// assert_eq!(env.first(&["SPECIFIC"]), None);
+    /// ```
+    pub fn first(&self, names: &[&'static str]) -> Option<(&'static str, &str)> {
+        names.iter().find_map(|&name| {
+            self.values
+                .iter()
+                .find(|(n, v)| *n == name && !v.trim().is_empty())
+                .map(|(_, v)| (name, v.as_str()))
+        })
+    }
+
     /// The value of `name`, if it was set (an empty value is returned as
-    /// it is: the backend decides what empty means).
+    /// it is: [`EnvVars::first`] is what counts it as unset).
     ///
     /// ```
     /// let env = gym_metrics_kit::env::EnvVars::default();

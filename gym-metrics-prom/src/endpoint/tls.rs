@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use gym_metrics_kit::tls::{load_certificates, load_private_key, Pem, PemError};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig};
 use tokio_rustls::TlsAcceptor;
@@ -100,15 +99,8 @@ pub(crate) fn server_config(settings: &TlsSettings) -> Result<ServerConfig, WebC
     };
     let cert_file = &settings.cert_file;
     let key_file = &settings.key_file;
-    let certs = read_certificates("cert_file", cert_file, settings)?;
-    let key_pem = read("key_file", key_file, settings)?;
-    let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| {
-        invalid(
-            "key_file",
-            key_file,
-            format!("no usable private key ({e}); give a PEM PRIVATE KEY (PKCS#8, PKCS#1 or SEC1)"),
-        )
-    })?;
+    let certs = load("cert_file", cert_file, settings, load_certificates)?;
+    let key = load("key_file", key_file, settings, load_private_key)?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut versions: Vec<&'static rustls::SupportedProtocolVersion> = Vec::new();
     if settings.tls13 {
@@ -124,7 +116,7 @@ pub(crate) fn server_config(settings: &TlsSettings) -> Result<ServerConfig, WebC
         None => builder.with_no_client_auth(),
         Some(ca_file) => {
             let mut roots = RootCertStore::empty();
-            for cert in read_certificates("client_ca_file", ca_file, settings)? {
+            for cert in load("client_ca_file", ca_file, settings, load_certificates)? {
                 roots.add(cert).map_err(|e| {
                     invalid(
                         "client_ca_file",
@@ -164,35 +156,28 @@ pub(crate) fn server_config(settings: &TlsSettings) -> Result<ServerConfig, WebC
     Ok(config)
 }
 
-fn read(key: &str, file: &Path, settings: &TlsSettings) -> Result<Vec<u8>, WebConfigError> {
-    std::fs::read(file).map_err(|source| WebConfigError::Unreadable {
-        what: format!(
-            "tls_server_config.{key} of {}",
-            settings.config_file.display()
-        ),
-        file: PathBuf::from(file),
-        source,
-    })
-}
-
-fn read_certificates(
+/// What `loader` makes of `file` (the value of `tls_server_config.<key>`),
+/// or an error naming the key and the file.
+fn load<T>(
     key: &str,
     file: &Path,
     settings: &TlsSettings,
-) -> Result<Vec<CertificateDer<'static>>, WebConfigError> {
-    let pem = read(key, file, settings)?;
-    let certs: Result<Vec<_>, _> = CertificateDer::pem_slice_iter(&pem).collect();
-    match certs {
-        Ok(certs) if !certs.is_empty() => Ok(certs),
-        Ok(_) => Err(WebConfigError::Invalid {
-            file: settings.config_file.clone(),
-            key: format!("tls_server_config.{key}"),
-            problem: format!("{}: holds no PEM CERTIFICATE", file.display()),
+    loader: fn(&Path) -> Result<Pem<T>, PemError>,
+) -> Result<T, WebConfigError> {
+    match loader(file) {
+        Ok(pem) => Ok(pem.parsed),
+        Err(PemError::Unreadable(source)) => Err(WebConfigError::Unreadable {
+            what: format!(
+                "tls_server_config.{key} of {}",
+                settings.config_file.display()
+            ),
+            file: PathBuf::from(file),
+            source,
         }),
         Err(e) => Err(WebConfigError::Invalid {
             file: settings.config_file.clone(),
             key: format!("tls_server_config.{key}"),
-            problem: format!("{}: not PEM certificates ({e})", file.display()),
+            problem: format!("{}: {e}", file.display()),
         }),
     }
 }
@@ -202,6 +187,7 @@ mod tests {
     use super::*;
     use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
     use rustls::pki_types::ServerName;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     use tokio_rustls::TlsConnector;
 
     struct Ca {

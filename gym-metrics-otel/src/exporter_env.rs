@@ -1,9 +1,15 @@
-//! Reading the standard `OTEL_*` variables, for [`OtelBuilder::from_env`].
+//! The `OTEL_*` variables of the SDK's periodic reader and the OTLP
+//! exporter, which only this backend reads, beside the resource variables
+//! both backends read (the kit's [`OtelEnv`]), for [`OtelBuilder::from_env`];
+//! the TLS variables are the kit's [`TlsEnv`].
 
 use std::time::Duration;
 
-use crate::endpoint::Endpoint;
-use crate::key_values::parse_key_values;
+use gym_metrics_kit::env::{
+    parse_bool, parse_key_values, parse_millis, Booleans, EnvVars, OtelEnv, TlsEnv,
+};
+
+use crate::collector_url::{self, CollectorUrl};
 #[cfg(doc)]
 use crate::OtelBuilder;
 use crate::{
@@ -25,8 +31,8 @@ use crate::{
 /// ```
 pub const ENV_VARIABLES: [&str; 25] = [
     SDK_DISABLED,
-    SERVICE_NAME,
-    RESOURCE_ATTRIBUTES,
+    OtelEnv::SERVICE_NAME,
+    OtelEnv::RESOURCE_ATTRIBUTES,
     METRICS_EXPORTER,
     METRICS_PROTOCOL,
     PROTOCOL,
@@ -41,20 +47,18 @@ pub const ENV_VARIABLES: [&str; 25] = [
     TEMPORALITY,
     HISTOGRAM_AGGREGATION,
     SHUTDOWN_TIMEOUT,
-    // OTLP over TLS (issue 17), read by tls_env.rs.
-    crate::tls_env::TLS_ENV_VARIABLES[0],
-    crate::tls_env::TLS_ENV_VARIABLES[1],
-    crate::tls_env::TLS_ENV_VARIABLES[2],
-    crate::tls_env::TLS_ENV_VARIABLES[3],
-    crate::tls_env::TLS_ENV_VARIABLES[4],
-    crate::tls_env::TLS_ENV_VARIABLES[5],
-    crate::tls_env::TLS_ENV_VARIABLES[6],
-    crate::tls_env::TLS_ENV_VARIABLES[7],
+    // OTLP over TLS (issue 17).
+    TlsEnv::VARIABLES[0],
+    TlsEnv::VARIABLES[1],
+    TlsEnv::VARIABLES[2],
+    TlsEnv::VARIABLES[3],
+    TlsEnv::VARIABLES[4],
+    TlsEnv::VARIABLES[5],
+    TlsEnv::VARIABLES[6],
+    TlsEnv::VARIABLES[7],
 ];
 
 const SDK_DISABLED: &str = "OTEL_SDK_DISABLED";
-const SERVICE_NAME: &str = "OTEL_SERVICE_NAME";
-const RESOURCE_ATTRIBUTES: &str = "OTEL_RESOURCE_ATTRIBUTES";
 const METRICS_EXPORTER: &str = "OTEL_METRICS_EXPORTER";
 const METRICS_PROTOCOL: &str = "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL";
 const PROTOCOL: &str = "OTEL_EXPORTER_OTLP_PROTOCOL";
@@ -71,15 +75,15 @@ const HISTOGRAM_AGGREGATION: &str = "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRA
 /// Not an OpenTelemetry variable: the deadline of the guard's shutdown, in ms.
 const SHUTDOWN_TIMEOUT: &str = "GYM_METRICS_OTEL_SHUTDOWN_TIMEOUT";
 
-/// What the variables say; `None` (or empty) where a variable is unset or
-/// empty. [`OtelBuilder::from_env_lookup`] applies it over the defaults.
+/// What the variables say; `None` where a variable is unset or blank.
+/// [`OtelBuilder::from_env_lookup`] applies it over the defaults.
 #[derive(Default)]
-pub(crate) struct EnvSettings {
-    pub(crate) service_name: Option<String>,
-    pub(crate) resource_attributes: Vec<(String, String)>,
+pub(crate) struct ExporterEnv {
+    /// `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`.
+    pub(crate) resource: OtelEnv,
     pub(crate) exporter: Option<MetricsExporter>,
     pub(crate) protocol: Option<OtlpProtocol>,
-    pub(crate) endpoint: Option<Endpoint>,
+    pub(crate) endpoint: Option<CollectorUrl>,
     pub(crate) headers: Option<Vec<(String, String)>>,
     pub(crate) export_timeout: Option<Duration>,
     pub(crate) metric_export_timeout: Option<Duration>,
@@ -89,105 +93,69 @@ pub(crate) struct EnvSettings {
     pub(crate) shutdown_timeout: Option<Duration>,
 }
 
-impl EnvSettings {
-    /// Reads and validates the variables `lookup` returns; an empty value
-    /// counts as unset, and the signal-specific `..._METRICS_...` variable
-    /// wins over the generic one.
+impl ExporterEnv {
+    /// Reads and validates the variables of `vars`; the signal-specific
+    /// `..._METRICS_...` variable wins over the generic one.
     ///
     /// # Errors
     /// A variable with a bad value, naming the variable and the value
     /// (secrets redacted).
-    pub(crate) fn read(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let get = |name: &'static str| {
-            lookup(name)
-                .filter(|v| !v.trim().is_empty())
-                .map(|v| (name, v))
+    pub(crate) fn read(vars: &EnvVars) -> Result<Self, ConfigError> {
+        let get = |name: &'static str| vars.first(&[name]);
+        let first = |specific, generic| vars.first(&[specific, generic]);
+        let millis = |value: Option<(&'static str, &str)>| {
+            value.map(|(name, v)| parse_millis(name, v)).transpose()
         };
-        let first = |specific: &'static str, generic: &'static str| get(specific).or(get(generic));
 
-        let mut env = EnvSettings {
-            service_name: get(SERVICE_NAME).map(|(_, v)| v.trim().to_string()),
-            ..EnvSettings::default()
+        let mut env = ExporterEnv {
+            resource: OtelEnv::read(vars)?,
+            ..ExporterEnv::default()
         };
-        if let Some((name, v)) = get(RESOURCE_ATTRIBUTES) {
-            env.resource_attributes = parse_key_values(name, &v)?;
-        }
         if let Some((name, v)) = get(METRICS_EXPORTER) {
-            env.exporter = Some(MetricsExporter::parse(name, &v)?);
+            env.exporter = Some(MetricsExporter::parse(name, v)?);
         }
         if let Some((name, v)) = get(SDK_DISABLED) {
-            if parse_bool(name, &v)? {
+            if parse_bool(name, v, Booleans::OpenTelemetry)? {
                 env.exporter = Some(MetricsExporter::None);
             }
         }
         if let Some((name, v)) = first(METRICS_PROTOCOL, PROTOCOL) {
-            env.protocol = Some(OtlpProtocol::parse(name, &v)?);
+            env.protocol = Some(OtlpProtocol::parse(name, v)?);
         }
         if let Some((source, url)) = get(METRICS_ENDPOINT) {
-            env.endpoint = Some(Endpoint::Exact { source, url });
+            let url = url.to_string();
+            env.endpoint = Some(CollectorUrl::Exact { source, url });
         } else if let Some((source, url)) = get(ENDPOINT) {
-            env.endpoint = Some(Endpoint::Base { source, url });
+            let url = url.to_string();
+            env.endpoint = Some(CollectorUrl::Base { source, url });
         }
-        crate::endpoint::resolve(env.endpoint.as_ref(), env.protocol.unwrap_or_default())?;
+        collector_url::resolve(env.endpoint.as_ref(), env.protocol.unwrap_or_default())?;
         if let Some((name, v)) = first(METRICS_HEADERS, HEADERS) {
-            env.headers = Some(parse_key_values(name, &v)?);
+            env.headers = Some(parse_key_values(name, v)?);
         }
-        if let Some((name, v)) = first(METRICS_TIMEOUT, TIMEOUT) {
-            env.export_timeout = Some(parse_millis(name, &v)?);
-        }
-        if let Some((name, v)) = get(METRIC_EXPORT_TIMEOUT) {
-            env.metric_export_timeout = Some(parse_millis(name, &v)?);
-        }
-        if let Some((name, v)) = get(EXPORT_INTERVAL) {
-            env.export_interval = Some(parse_millis(name, &v)?);
-        }
+        env.export_timeout = millis(first(METRICS_TIMEOUT, TIMEOUT))?;
+        env.metric_export_timeout = millis(get(METRIC_EXPORT_TIMEOUT))?;
+        env.export_interval = millis(get(EXPORT_INTERVAL))?;
         if let Some((name, v)) = get(TEMPORALITY) {
-            env.temporality = Some(TemporalityPreference::parse(name, &v)?);
+            env.temporality = Some(TemporalityPreference::parse(name, v)?);
         }
         if let Some((name, v)) = get(HISTOGRAM_AGGREGATION) {
-            env.histogram_aggregation = Some(HistogramAggregation::parse(name, &v)?);
+            env.histogram_aggregation = Some(HistogramAggregation::parse(name, v)?);
         }
-        if let Some((name, v)) = get(SHUTDOWN_TIMEOUT) {
-            env.shutdown_timeout = Some(parse_millis(name, &v)?);
-        }
+        env.shutdown_timeout = millis(get(SHUTDOWN_TIMEOUT))?;
         Ok(env)
-    }
-}
-
-/// A positive whole number of milliseconds.
-fn parse_millis(name: &'static str, value: &str) -> Result<Duration, ConfigError> {
-    match value.trim().parse::<u64>() {
-        Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
-        _ => Err(ConfigError::invalid(
-            name,
-            value,
-            "a positive whole number of milliseconds, e.g. 10000",
-        )),
-    }
-}
-
-fn parse_bool(name: &'static str, value: &str) -> Result<bool, ConfigError> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(ConfigError::invalid(name, value, "true or false")),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
 
-    fn from(vars: &[(&str, &str)]) -> Result<EnvSettings, ConfigError> {
-        let map: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        EnvSettings::read(|name| map.get(name).cloned())
+    fn from(vars: &[(&'static str, &str)]) -> Result<ExporterEnv, ConfigError> {
+        ExporterEnv::read(&EnvVars::from_pairs(vars))
     }
 
-    fn error(vars: &[(&str, &str)]) -> ConfigError {
+    fn error(vars: &[(&'static str, &str)]) -> ConfigError {
         match from(vars) {
             Err(e) => e,
             Ok(_) => panic!("{vars:?} was accepted"),
@@ -203,14 +171,14 @@ mod tests {
         assert_eq!(e.headers, None);
         assert_eq!(e.export_interval, None);
         assert_eq!(e.metric_export_timeout, None);
-        assert!(e.resource_attributes.is_empty());
+        assert!(e.resource.resource_attributes.is_empty());
     }
 
     #[test]
     fn every_variable_is_read() {
         let e = from(&[
-            (SERVICE_NAME, "lab"),
-            (RESOURCE_ATTRIBUTES, "team=rl,zone=a%2Fb"),
+            (OtelEnv::SERVICE_NAME, "lab"),
+            (OtelEnv::RESOURCE_ATTRIBUTES, "team=rl,zone=a%2Fb"),
             (METRICS_EXPORTER, "console"),
             (PROTOCOL, "grpc"),
             (ENDPOINT, "http://c:4317"),
@@ -223,11 +191,14 @@ mod tests {
             (SHUTDOWN_TIMEOUT, "700"),
         ])
         .unwrap();
-        assert_eq!(e.service_name.as_deref(), Some("lab"));
-        assert_eq!(e.resource_attributes[1], ("zone".into(), "a/b".into()));
+        assert_eq!(e.resource.service_name.as_deref(), Some("lab"));
+        assert_eq!(
+            e.resource.resource_attributes[1],
+            ("zone".into(), "a/b".into())
+        );
         assert_eq!(e.exporter, Some(MetricsExporter::Console));
         assert_eq!(e.protocol, Some(OtlpProtocol::Grpc));
-        assert!(matches!(e.endpoint, Some(Endpoint::Base { .. })));
+        assert!(matches!(e.endpoint, Some(CollectorUrl::Base { .. })));
         assert_eq!(
             e.headers,
             Some(vec![("authorization".to_string(), "Bearer x".to_string())])
@@ -248,17 +219,16 @@ mod tests {
         // Each name in ENV_VARIABLES, set to a value no variable accepts,
         // must be rejected: a listed variable that `read` skipped would pass
         // (OTEL_SERVICE_NAME takes any text, so it is checked by value).
-        // The TLS variables are read (and tested) in tls_env.rs.
-        let tls = crate::tls_env::TLS_ENV_VARIABLES;
+        // The TLS variables are read (and tested) in the kit's env/tls.rs.
         for name in ENV_VARIABLES
             .into_iter()
-            .filter(|n| *n != SERVICE_NAME && !tls.contains(n))
+            .filter(|n| *n != OtelEnv::SERVICE_NAME && !TlsEnv::VARIABLES.contains(n))
         {
             let e = from(&[(name, "=not a value=")]).err();
             assert_eq!(e.map(|e| e.variable()), Some(name));
         }
-        let e = from(&[(SERVICE_NAME, " lab ")]).unwrap();
-        assert_eq!(e.service_name.as_deref(), Some("lab"));
+        let e = from(&[(OtelEnv::SERVICE_NAME, " lab ")]).unwrap();
+        assert_eq!(e.resource.service_name.as_deref(), Some("lab"));
     }
 
     #[test]
@@ -275,7 +245,7 @@ mod tests {
         assert_eq!(e.protocol, Some(OtlpProtocol::HttpProtobuf));
         assert_eq!(e.export_timeout, Some(Duration::from_millis(2)));
         assert!(
-            matches!(e.endpoint, Some(Endpoint::Exact { ref url, .. }) if url == "http://specific/v1/metrics")
+            matches!(e.endpoint, Some(CollectorUrl::Exact { ref url, .. }) if url == "http://specific/v1/metrics")
         );
     }
 
@@ -296,7 +266,7 @@ mod tests {
     fn a_bad_value_names_the_variable_and_the_value() {
         let cases = [
             (SDK_DISABLED, "yes"),
-            (RESOURCE_ATTRIBUTES, "novalue"),
+            (OtelEnv::RESOURCE_ATTRIBUTES, "novalue"),
             (METRICS_EXPORTER, "zipkin"),
             (METRICS_PROTOCOL, "http/xml"),
             (PROTOCOL, "carrier-pigeon"),

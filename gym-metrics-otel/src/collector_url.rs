@@ -8,9 +8,9 @@ use gym_metrics_kit::redact::redact_userinfo;
 
 use crate::{ConfigError, OtlpProtocol};
 
-/// How an endpoint was given. `Debug` redacts the URL's user-info.
+/// How the collector's URL was given (the OTLP `endpoint`). `Debug` redacts the URL's user-info.
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) enum Endpoint {
+pub(crate) enum CollectorUrl {
     /// Used as is.
     Exact {
         /// Where it came from, for error messages.
@@ -27,11 +27,11 @@ pub(crate) enum Endpoint {
     },
 }
 
-impl fmt::Debug for Endpoint {
+impl fmt::Debug for CollectorUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (kind, source, url) = match self {
-            Endpoint::Exact { source, url } => ("Exact", source, url),
-            Endpoint::Base { source, url } => ("Base", source, url),
+            CollectorUrl::Exact { source, url } => ("Exact", source, url),
+            CollectorUrl::Base { source, url } => ("Base", source, url),
         };
         f.debug_struct(kind)
             .field("source", source)
@@ -49,13 +49,13 @@ impl fmt::Debug for Endpoint {
 /// `https` in a build without the `tls` feature, naming where the value
 /// came from.
 pub(crate) fn resolve(
-    endpoint: Option<&Endpoint>,
+    endpoint: Option<&CollectorUrl>,
     protocol: OtlpProtocol,
 ) -> Result<String, ConfigError> {
     let (source, url) = match endpoint {
         None => return Ok(protocol.default_endpoint().to_string()),
-        Some(Endpoint::Exact { source, url }) => (*source, url.trim().to_string()),
-        Some(Endpoint::Base { source, url }) => {
+        Some(CollectorUrl::Exact { source, url }) => (*source, url.trim().to_string()),
+        Some(CollectorUrl::Base { source, url }) => {
             let base = url.trim().trim_end_matches('/');
             let url = if protocol.is_http() {
                 format!("{base}/v1/metrics")
@@ -161,8 +161,8 @@ fn validate(source: &'static str, url: &str, protocol: OtlpProtocol) -> Result<(
 mod tests {
     use super::*;
 
-    fn base(url: &str) -> Endpoint {
-        Endpoint::Base {
+    fn base(url: &str) -> CollectorUrl {
+        CollectorUrl::Base {
             source: "OTEL_EXPORTER_OTLP_ENDPOINT",
             url: url.into(),
         }

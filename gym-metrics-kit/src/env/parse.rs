@@ -1,0 +1,173 @@
+//! The one parser of every configuration value that is a boolean, a number,
+//! a duration or a `key=value` list: a bad value is a [`ConfigError`] naming
+//! the variable and the value (secrets redacted), never a default taken in
+//! silence. Surrounding whitespace is ignored.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::resource::{parse_key_value_list, KEY_VALUE_LIST_FORMAT};
+use crate::ConfigError;
+
+/// Which words a boolean variable accepts (case-insensitive).
+///
+/// ```
+/// use gym_metrics_kit::env::{parse_bool, Booleans};
+/// assert_eq!(parse_bool("NEMO_GYM_OTEL_ENABLED", "on", Booleans::Gym), Ok(true));
+/// assert!(parse_bool("OTEL_SDK_DISABLED", "on", Booleans::OpenTelemetry).is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Booleans {
+    /// `true` or `false`, as the OpenTelemetry specification spells them.
+    OpenTelemetry,
+    /// Also `1`, `yes`, `on` and `0`, `no`, `off`, as NeMo Gym reads its own.
+    Gym,
+}
+
+/// `value` of `variable` as a boolean, in the words `booleans` accepts.
+///
+/// # Errors
+/// Any other word, naming the variable, the value and the words accepted.
+///
+/// ```
+/// use gym_metrics_kit::env::{parse_bool, Booleans};
+/// assert_eq!(parse_bool("OTEL_SDK_DISABLED", " TRUE ", Booleans::OpenTelemetry), Ok(true));
+/// assert_eq!(parse_bool("NEMO_LENS_ENABLED", "Off", Booleans::Gym), Ok(false));
+/// let e = parse_bool("OTEL_EXPORTER_OTLP_INSECURE", "yes", Booleans::OpenTelemetry).unwrap_err();
+/// assert!(e.to_string().contains("OTEL_EXPORTER_OTLP_INSECURE=\"yes\""));
+/// ```
+pub fn parse_bool(
+    variable: &'static str,
+    value: &str,
+    booleans: Booleans,
+) -> Result<bool, ConfigError> {
+    let gym = booleans == Booleans::Gym;
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        "1" | "yes" | "on" if gym => Ok(true),
+        "0" | "no" | "off" if gym => Ok(false),
+        _ if gym => Err(ConfigError::invalid(
+            variable,
+            value,
+            "1, true, yes, on or 0, false, no, off",
+        )),
+        _ => Err(ConfigError::invalid(variable, value, "true or false")),
+    }
+}
+
+/// `value` of `variable` as a number of type `T` (a port, a count).
+///
+/// # Errors
+/// A value `T` does not parse, naming the variable, the value and what was
+/// `expected`.
+///
+/// ```
+/// use gym_metrics_kit::env::parse_number;
+/// assert_eq!(parse_number::<u16>("OTEL_EXPORTER_PROMETHEUS_PORT", " 9464", "a port"), Ok(9464));
+/// let e = parse_number::<u16>("OTEL_EXPORTER_PROMETHEUS_PORT", "70000", "a port").unwrap_err();
+/// assert_eq!(e.expected(), "a port");
+/// ```
+pub fn parse_number<T: FromStr>(
+    variable: &'static str,
+    value: &str,
+    expected: &'static str,
+) -> Result<T, ConfigError> {
+    value
+        .trim()
+        .parse()
+        .map_err(|_| ConfigError::invalid(variable, value, expected))
+}
+
+/// `value` of `variable` as a duration: a positive whole number of
+/// milliseconds, as every OpenTelemetry timeout and interval is given.
+///
+/// # Errors
+/// Zero, a negative or fractional number, or a unit (`10s`), naming the
+/// variable and the value.
+///
+/// ```
+/// use std::time::Duration;
+/// use gym_metrics_kit::env::parse_millis;
+/// assert_eq!(parse_millis("OTEL_METRIC_EXPORT_INTERVAL", "250"), Ok(Duration::from_millis(250)));
+/// assert!(parse_millis("OTEL_METRIC_EXPORT_INTERVAL", "10s").is_err());
+/// assert!(parse_millis("OTEL_METRIC_EXPORT_INTERVAL", "0").is_err());
+/// ```
+pub fn parse_millis(variable: &'static str, value: &str) -> Result<Duration, ConfigError> {
+    const EXPECTED: &str = "a positive whole number of milliseconds, e.g. 10000";
+    match parse_number::<u64>(variable, value, EXPECTED)? {
+        0 => Err(ConfigError::invalid(variable, value, EXPECTED)),
+        ms => Ok(Duration::from_millis(ms)),
+    }
+}
+
+/// `value` of `variable` as a comma-separated `key=value` list
+/// (`OTEL_RESOURCE_ATTRIBUTES`, `OTEL_EXPORTER_OTLP_HEADERS`): whitespace
+/// around entries trimmed, empty entries skipped, values percent-decoded.
+///
+/// # Errors
+/// An entry without `=`, an empty key, or a malformed `%XX` escape, naming
+/// the variable and the whole value (header values redacted).
+///
+/// ```
+/// use gym_metrics_kit::env::parse_key_values;
+/// let pairs = parse_key_values("OTEL_RESOURCE_ATTRIBUTES", "team=rl, zone=a%2Fb")?;
+/// assert_eq!(pairs[1], ("zone".to_string(), "a/b".to_string()));
+/// assert!(parse_key_values("OTEL_RESOURCE_ATTRIBUTES", "novalue").is_err());
+/// # Ok::<(), gym_metrics_kit::ConfigError>(())
+/// ```
+pub fn parse_key_values(
+    variable: &'static str,
+    value: &str,
+) -> Result<Vec<(String, String)>, ConfigError> {
+    parse_key_value_list(value)
+        .ok_or_else(|| ConfigError::invalid(variable, value, KEY_VALUE_LIST_FORMAT))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_boolean_spelling_in_either_vocabulary() {
+        for (word, value) in [("true", true), ("FALSE", false), (" True ", true)] {
+            for booleans in [Booleans::OpenTelemetry, Booleans::Gym] {
+                assert_eq!(parse_bool("V", word, booleans), Ok(value), "{word}");
+            }
+        }
+        for (word, value) in [("1", true), ("YES", true), ("on", true), ("0", false)] {
+            assert_eq!(parse_bool("V", word, Booleans::Gym), Ok(value), "{word}");
+            let e = parse_bool("V", word, Booleans::OpenTelemetry).unwrap_err();
+            assert_eq!(e.expected(), "true or false");
+        }
+        for bad in ["maybe", "2", "", "enabled"] {
+            for booleans in [Booleans::OpenTelemetry, Booleans::Gym] {
+                assert!(parse_bool("V", bad, booleans).is_err(), "{bad}");
+            }
+        }
+    }
+
+    #[test]
+    fn millis_are_positive_whole_numbers() {
+        assert_eq!(parse_millis("V", " 1500 "), Ok(Duration::from_millis(1500)));
+        for bad in ["-1", "0", "30s", "1.5", "forever"] {
+            let e = parse_millis("V", bad).unwrap_err();
+            assert!(e.to_string().contains(bad), "{e}");
+        }
+    }
+
+    #[test]
+    fn key_values_parse_trim_and_decode() {
+        let pairs = parse_key_values("V", " a=1 , b = x%20y,, c=%2C").unwrap();
+        let expected: Vec<_> = [("a", "1"), ("b", "x y"), ("c", ",")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(pairs, expected);
+        assert!(parse_key_values("V", "").unwrap().is_empty());
+        for bad in ["novalue", "=v", "k=%2", "k=%zz"] {
+            let e = parse_key_values("OTEL_RESOURCE_ATTRIBUTES", bad).unwrap_err();
+            assert!(e.to_string().contains(bad), "{e}");
+        }
+    }
+}

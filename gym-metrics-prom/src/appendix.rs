@@ -1,4 +1,4 @@
-//! Families from other sources than ours (the `metrics` facade bridge, an
+//! Families from other sources than ours (the `metrics` bridge, an
 //! application's own registry, process metrics), written after ours in the
 //! same exposition, in the format the scrape negotiated.
 

@@ -47,7 +47,7 @@ pub(crate) enum Kind {
 impl Kind {
     /// The catalogue's kind of the same name (the `metrics` bridge's name
     /// rule is the API's, in its terms).
-    #[cfg_attr(not(feature = "metrics-facade"), allow(dead_code))]
+    #[cfg_attr(not(feature = "metrics-bridge"), allow(dead_code))]
     pub(crate) fn instrument_kind(self) -> InstrumentKind {
         match self {
             Kind::Counter => InstrumentKind::Counter,

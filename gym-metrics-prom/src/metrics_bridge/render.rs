@@ -4,10 +4,17 @@
 
 use std::collections::HashSet;
 
-use super::registry::{AnySeries, BridgedFamily, Registry};
-use crate::appendix::Appendix;
-use crate::text_format::{push_count, push_label_pairs, TextFormat};
+use gym_metrics_api::backend::InstrumentKind;
+use gym_metrics_kit::bridge::{Bridged, Registry, Series};
 use gym_metrics_kit::naming::sample_names;
+
+use super::PromStorage;
+use crate::appendix::Appendix;
+use crate::families::Kind;
+use crate::text_format::{push_count, push_label_pairs, TextFormat};
+
+/// A bridged family, as the kit's registry holds it.
+type BridgedFamily = Bridged<PromStorage>;
 
 /// The instrumentation scope of every bridged series.
 pub(crate) const SCOPE: (&str, &str) = ("otel_scope_name", "metrics");
@@ -15,37 +22,42 @@ pub(crate) const SCOPE: (&str, &str) = ("otel_scope_name", "metrics");
 /// The labels of the overflow series.
 const OVERFLOW: (&str, &str) = ("otel_metric_overflow", "true");
 
-impl Appendix for Registry {
+impl Appendix for Registry<PromStorage> {
     /// Appends every bridged family, in name order.
     fn render(&self, format: TextFormat, out: &mut String) {
-        self.with_families(|families| {
-            for (name, family) in families {
-                write_family(name, family, format, out);
+        self.with_instruments(|families| {
+            for family in families {
+                write_family(family, format, out);
             }
         });
     }
 
     /// The sample names of every bridged family.
     fn taken_names(&self) -> HashSet<String> {
-        self.with_families(|families| {
+        self.with_instruments(|families| {
             families
-                .iter()
-                .flat_map(|(name, family)| sample_names(name, family.kind.instrument_kind()))
+                .flat_map(|family| sample_names(family.family(), family.kind()))
                 .collect()
         })
     }
 }
 
-fn write_family(name: &str, family: &BridgedFamily, format: TextFormat, out: &mut String) {
-    if family.series.is_empty() && family.overflow.is_none() {
+fn write_family(family: &BridgedFamily, format: TextFormat, out: &mut String) {
+    if family.series().is_empty() && family.overflow().is_none() {
         return;
     }
-    out.push_str(&format.header(name, &family.help, family.kind));
-    for (labels, series) in &family.series {
+    let name = family.family();
+    let kind = match family.kind() {
+        InstrumentKind::Counter => Kind::Counter,
+        InstrumentKind::Gauge => Kind::Gauge,
+        InstrumentKind::Histogram => Kind::Histogram,
+    };
+    out.push_str(&format.header(name, &family.instrument().help, kind));
+    for (labels, series) in family.series() {
         let pairs = || labels.iter().map(|(n, v)| (n.as_str(), v.as_str()));
         write_series(name, family, pairs, series, format, out);
     }
-    if let Some(series) = &family.overflow {
+    if let Some(series) = family.overflow() {
         write_series(name, family, || [OVERFLOW].into_iter(), series, format, out);
     }
 }
@@ -55,7 +67,7 @@ fn write_series<'a, I>(
     name: &str,
     family: &BridgedFamily,
     labels: impl Fn() -> I,
-    series: &AnySeries,
+    series: &Series<PromStorage>,
     format: TextFormat,
     out: &mut String,
 ) where
@@ -75,19 +87,19 @@ fn write_series<'a, I>(
         out.push_str("} ");
     };
     match series {
-        AnySeries::Counter(c) => {
+        Series::Counter(c) => {
             line(out, "", None);
             push_count(out, c.value());
             out.push('\n');
         }
-        AnySeries::Gauge(g) => {
+        Series::Gauge(g) => {
             line(out, "", None);
             format.push_value(out, g.value());
             out.push('\n');
         }
-        AnySeries::Histogram(h) => {
+        Series::Histogram(h) => {
             let reading = h.read();
-            let bounds = family.bounds.iter().map(|&b| format.bound(b));
+            let bounds = family.instrument().bounds.iter().map(|&b| format.bound(b));
             let les = bounds.chain(std::iter::once("+Inf".to_string()));
             for (le, cumulative) in les.zip(&reading.cumulative) {
                 line(out, "_bucket", Some(&le));

@@ -27,6 +27,22 @@ pub enum InstallError {
     AlreadyInstalled,
 }
 
+/// How a backend's error says the sequence's refusals (`From` the API's
+/// `off` feature's error, and a constant for a second install).
+///
+/// ```
+/// use gym_metrics_kit::install::{InstallError, InstallFailure};
+/// assert!(matches!(InstallError::ALREADY_INSTALLED, InstallError::AlreadyInstalled));
+/// ```
+pub trait InstallFailure: From<CompiledOffError> {
+    /// A gym-metrics recorder is already installed in this process.
+    const ALREADY_INSTALLED: Self;
+}
+
+impl InstallFailure for InstallError {
+    const ALREADY_INSTALLED: Self = InstallError::AlreadyInstalled;
+}
+
 /// What an install does once the gym-metrics recorder is in: nothing (`()`,
 /// `None`), or set the `metrics` bridge as the process's `metrics` recorder
 /// (`gym_metrics_kit::bridge::MetricsBridgeRecorder`, feature `metrics-bridge`).
@@ -133,9 +149,9 @@ impl Install {
     /// and a recorder that records nothing is installed.
     ///
     /// # Errors
-    /// [`InstallError`] (the API's `off` feature, a recorder already
-    /// installed, checked before anything starts), or `start`'s, `silenced`'s
-    /// or the step's error. (Example at [`Install`].)
+    /// The API's `off` feature or a recorder already installed (both
+    /// checked before anything starts: [`InstallFailure`]), or `start`'s,
+    /// `silenced`'s or the step's error. (Example at [`Install`].)
     pub fn run<B, R, T, M, E>(
         self,
         builder: B,
@@ -145,23 +161,21 @@ impl Install {
     where
         R: Recorder,
         M: ThenInstall<E>,
-        E: From<InstallError>,
+        E: InstallFailure,
     {
-        gym_metrics_api::backend::check_recording_compiled_in().map_err(InstallError::from)?;
+        gym_metrics_api::backend::check_recording_compiled_in()?;
         if gym_metrics_api::role().is_some() {
-            return Err(InstallError::AlreadyInstalled.into());
+            return Err(E::ALREADY_INSTALLED);
         }
         self.gym.log_install_notice(self.backend);
         if self.silenced {
             let handed = silenced(builder)?;
             let noop = NoopRecorder::new(self.role).with_span_groups(self.gym.span_groups());
-            let installation =
-                gym_metrics_api::install(noop).map_err(|_| InstallError::AlreadyInstalled)?;
+            let installation = gym_metrics_api::install(noop).map_err(|_| E::ALREADY_INSTALLED)?;
             return Ok((handed, installation));
         }
         let (recorder, handed, then) = start(builder)?;
-        let installation =
-            gym_metrics_api::install(recorder).map_err(|_| InstallError::AlreadyInstalled)?;
+        let installation = gym_metrics_api::install(recorder).map_err(|_| E::ALREADY_INSTALLED)?;
         then.then_install()?;
         Ok((handed, installation))
     }

@@ -41,21 +41,8 @@ pub enum BuildError {
 }
 
 /// The shared install sequence's refusals, as this backend says them.
-impl From<gym_metrics_kit::install::InstallError> for BuildError {
-    fn from(e: gym_metrics_kit::install::InstallError) -> Self {
-        use gym_metrics_kit::install::InstallError;
-        match e {
-            InstallError::CompiledOff(off) => Self::CompiledOff(off),
-            InstallError::AlreadyInstalled => Self::AlreadyInstalled,
-        }
-    }
-}
-
-#[cfg(feature = "metrics-bridge")]
-impl From<gym_metrics_kit::bridge::MetricsRecorderTaken> for BuildError {
-    fn from(_: gym_metrics_kit::bridge::MetricsRecorderTaken) -> Self {
-        Self::MetricsRecorderTaken
-    }
+impl gym_metrics_kit::install::InstallFailure for BuildError {
+    const ALREADY_INSTALLED: Self = Self::AlreadyInstalled;
 }
 
 impl From<opentelemetry_otlp::ExporterBuildError> for BuildError {

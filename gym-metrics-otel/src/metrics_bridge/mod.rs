@@ -84,3 +84,10 @@ pub(crate) fn cardinality_view(
             .ok()
     }
 }
+
+/// The install's bridge step, refused: another `metrics` recorder is set.
+impl From<gym_metrics_kit::bridge::MetricsRecorderTaken> for crate::BuildError {
+    fn from(_: gym_metrics_kit::bridge::MetricsRecorderTaken) -> Self {
+        Self::MetricsRecorderTaken
+    }
+}

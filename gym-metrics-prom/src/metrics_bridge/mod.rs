@@ -121,3 +121,10 @@ pub(crate) fn attach(
     let recorder = MetricsBridgeRecorder::new(Arc::clone(&registry));
     (exposition.with_appendix(registry), recorder)
 }
+
+/// The install's bridge step, refused: another `metrics` recorder is set.
+impl From<gym_metrics_kit::bridge::MetricsRecorderTaken> for crate::BuildError {
+    fn from(_: gym_metrics_kit::bridge::MetricsRecorderTaken) -> Self {
+        Self::MetricsRecorderTaken
+    }
+}

@@ -214,7 +214,7 @@ mod imp {
     ) -> Result<PrometheusBuilder, ConfigError> {
         let mut builder = PrometheusBuilder::from_env()?
             .with_http_listener(metrics_addr)
-            .with_metrics_facade(gym_metrics_prom::MetricsBridgeOptions::new())
+            .with_metrics_bridge(gym_metrics_prom::MetricsBridgeOptions::new())
             .with_process_metrics();
         if let Some(file) = web_config {
             builder = builder.web_config_file(file);
@@ -309,7 +309,7 @@ mod imp {
             return Err(no_web_config(file));
         }
         Ok(OtelBuilder::from_env()?
-            .with_metrics_facade(gym_metrics_otel::MetricsBridgeOptions::new())
+            .with_metrics_bridge(gym_metrics_otel::MetricsBridgeOptions::new())
             .with_process_metrics())
     }
 

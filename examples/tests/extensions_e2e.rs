@@ -1,5 +1,5 @@
 //! Issue 19 §4: one process using all three extension paths (the `metrics`
-//! facade, the backend's native API, process metrics) beside a gym
+//! bridge, the backend's native API, process metrics) beside a gym
 //! instrument (`src/bin/extensions.rs`), read back from a real store:
 //!
 //! - prom: a real Prometheus scrapes it; `promtool check metrics` finds

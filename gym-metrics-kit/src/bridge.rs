@@ -1,15 +1,24 @@
-//! What both backends' `metrics` facade bridges share (feature
-//! `metrics-facade`): the options an application sets (histogram
-//! boundaries by name or prefix, the per-instrument cardinality limit), their
-//! documented defaults, and the UCUM unit each `metrics::Unit` stands for.
-//! Each backend installs its own `metrics::Recorder`; this module only says
-//! how both configure it, so that one rule gives the same buckets, limits and
-//! units on the Prometheus and the OpenTelemetry path; and one name rule
-//! ([`FamilyNames`]) decides on both which `metrics` names are exported.
+//! The `metrics` crate bridged into a backend (feature `metrics-bridge`),
+//! written once for both: the options an application sets (histogram
+//! boundaries by name or prefix, the per-instrument cardinality limit) and
+//! their documented defaults, the UCUM unit each `metrics::Unit` stands for,
+//! the one name rule ([`FamilyNames`]) deciding which `metrics` names are
+//! exported, and the bridge itself: the [`Registry`] of instruments and
+//! series with the cardinality cap, and the [`MetricsBridgeRecorder`], over
+//! a backend's [`Storage`]. So one rule gives the same names, buckets,
+//! limits and units on the Prometheus and the OpenTelemetry path.
 
+mod cells;
 mod names;
+mod recorder;
+mod registry;
+mod storage;
 
+pub use cells::{CounterCell, CounterSink, GaugeCell};
 pub use names::{bridged_family_name, gym_families, sample_names, FamilyNames, NameRefused};
+pub use recorder::{MetricsBridgeRecorder, MetricsBridgeStats, MetricsRecorderTaken};
+pub use registry::{Bridged, Registry};
+pub use storage::{InstrumentSpec, Labels, Series, SeriesLabels, Storage};
 
 use gym_metrics_api::backend::{Boundaries, BoundariesError};
 
@@ -69,18 +78,18 @@ impl HistogramMatcher {
     }
 }
 
-/// How a backend bridges the `metrics` facade: bucket rules and the
+/// How a backend bridges the `metrics` crate: bucket rules and the
 /// cardinality limit. Rules are tried in the order they were added; the
 /// first that matches wins, else [`DEFAULT_HISTOGRAM_BOUNDS`].
 ///
 /// ```
 /// use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
-/// let facade = MetricsBridgeOptions::new()
+/// let options = MetricsBridgeOptions::new()
 ///     .histogram_buckets(HistogramMatcher::Prefix("db.".into()), vec![0.001, 0.01, 0.1])?
 ///     .cardinality_limit(100);
-/// assert_eq!(facade.buckets_for("db.query").as_slice(), &[0.001, 0.01, 0.1]);
-/// assert_eq!(facade.buckets_for("other").as_slice().len(), 15);
-/// assert_eq!(facade.limit(), 100);
+/// assert_eq!(options.buckets_for("db.query").as_slice(), &[0.001, 0.01, 0.1]);
+/// assert_eq!(options.buckets_for("other").as_slice().len(), 15);
+/// assert_eq!(options.limit(), 100);
 /// # Ok::<(), gym_metrics_api::backend::BoundariesError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]

@@ -13,7 +13,8 @@
 //! | [`resource`] | the per-process instance id and `key=value` lists |
 //! | [`PerThread`], [`VerifyTally`] | per-thread shards, and the success-rate tally built on them |
 //! | [`naming`] | the Prometheus naming rules both backends' expositions follow |
-//! | `bridge` (feature `metrics-bridge`) | the `metrics` facade crate bridged into a backend |
+//! | `bridge` (feature `metrics-bridge`) | the `metrics` crate bridged into a backend: registry, series, cardinality cap, recorder, over a backend's storage |
+//! | [`install`] | the one install sequence of every backend's `install` |
 //! | `process` (feature `process`) | this process's CPU, memory, descriptors and threads, from /proc |
 //! | `tls` (feature `tls`) | the one PEM loader: certificates and private keys |
 //!
@@ -31,6 +32,7 @@
 pub mod bridge;
 pub mod env;
 mod error;
+pub mod install;
 pub mod naming;
 mod per_thread;
 #[cfg(feature = "process")]

@@ -2,8 +2,8 @@
 //! exporter converts them: invalid characters become `_`, the unit's
 //! Prometheus word is appended (even after `_ms`), and counters get
 //! `_total`. The Prometheus backend names its families by these rules, and
-//! both backends' `metrics` facade bridges check a bridged name against the
-//! gym families by them (`bridge::FamilyNames`, feature `metrics-bridge`), so that a name is
+//! both backends' `metrics` bridges check a bridged name against the
+//! gym families by them (`bridge::FamilyNames`), so that a name is
 //! refused on both paths or on neither.
 
 use gym_metrics_api::backend::{Instrument, InstrumentKind};

@@ -7,7 +7,7 @@
 //! Read with the [`procfs`](https://docs.rs/procfs) crate (Linux's `/proc`,
 //! a maintained parser of its formats) rather than by hand, and directly
 //! rather than through `metrics-process`: that crate writes through the
-//! `metrics` facade, so its values would reach an exposition only through a
+//! `metrics` crate, so its values would reach an exposition only through a
 //! `metrics` bridge, with the bridge's naming and scope labels (not the
 //! Prometheus client names) and not at all on a backend built without the
 //! bridge; reading the values here lets each backend write them as its own

@@ -7,9 +7,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use gym_metrics_api::backend::{Boundaries, BoundariesError, NoopRecorder};
+use gym_metrics_api::backend::{Boundaries, BoundariesError};
 use gym_metrics_api::Role;
 use gym_metrics_kit::env::{EnvVars, GymEnv, PemFile, TlsEnv};
+use gym_metrics_kit::install::{Install, ThenInstall};
 use gym_metrics_kit::redact::RedactedHeaders;
 
 use crate::collector_url::CollectorUrl;
@@ -91,9 +92,9 @@ pub struct OtelBuilder {
     tls: TlsEnv,
     /// NeMo Gym's settings (`NEMO_GYM_OTEL_*` / `NEMO_LENS_*`).
     gym: GymEnv,
-    /// The `metrics` facade bridge's options, if asked for.
-    #[cfg(feature = "metrics-facade")]
-    metrics_facade: Option<gym_metrics_kit::bridge::MetricsBridgeOptions>,
+    /// The `metrics` bridge's options, if asked for.
+    #[cfg(feature = "metrics-bridge")]
+    metrics_bridge: Option<gym_metrics_kit::bridge::MetricsBridgeOptions>,
     /// `with_process_metrics`.
     process_metrics: bool,
 }
@@ -134,8 +135,8 @@ impl OtelBuilder {
             console_writer: None,
             tls: TlsEnv::default(),
             gym: GymEnv::default(),
-            #[cfg(feature = "metrics-facade")]
-            metrics_facade: None,
+            #[cfg(feature = "metrics-bridge")]
+            metrics_bridge: None,
             process_metrics: false,
         }
     }
@@ -589,7 +590,7 @@ impl OtelBuilder {
 
     // ---- end of OTLP over TLS ----
 
-    /// Also bridge the `metrics` facade (feature `metrics-facade`):
+    /// Also bridge the `metrics` crate (feature `metrics-bridge`):
     /// `metrics::counter!`, `gauge!` and `histogram!` become SDK instruments
     /// of the scope `metrics` on this backend's meter provider (same
     /// resource, exporter, interval, temporality and shutdown flush as the
@@ -602,21 +603,21 @@ impl OtelBuilder {
     ///
     /// ```no_run
     /// use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
-    /// let facade = MetricsBridgeOptions::new()
+    /// let options = MetricsBridgeOptions::new()
     ///     .histogram_buckets(HistogramMatcher::Prefix("sandbox.".into()), vec![0.1, 1.0, 10.0])?;
     /// let guard = gym_metrics_otel::OtelBuilder::from_env()?
-    ///     .with_metrics_facade(facade)
+    ///     .with_metrics_bridge(options)
     ///     .install()?;
     /// metrics::histogram!("sandbox.start", "provider" => "docker").record(0.8);
     /// guard.shutdown()?; // exports sandbox.start with the bounds 0.1, 1, 10
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    #[cfg(feature = "metrics-facade")]
-    pub fn with_metrics_facade(
+    #[cfg(feature = "metrics-bridge")]
+    pub fn with_metrics_bridge(
         mut self,
         options: gym_metrics_kit::bridge::MetricsBridgeOptions,
     ) -> Self {
-        self.metrics_facade = Some(options);
+        self.metrics_bridge = Some(options);
         self
     }
 
@@ -680,10 +681,10 @@ impl OtelBuilder {
             console_writer: self.console_writer.clone(),
             tls: &self.tls,
         };
-        #[cfg(feature = "metrics-facade")]
-        let bridge_limit = self.metrics_facade.as_ref().map(|f| f.limit());
+        #[cfg(feature = "metrics-bridge")]
+        let bridge_limit = self.metrics_bridge.as_ref().map(|f| f.limit());
         let views = |provider: opentelemetry_sdk::metrics::MeterProviderBuilder| {
-            #[cfg(feature = "metrics-facade")]
+            #[cfg(feature = "metrics-bridge")]
             if let Some(limit) = bridge_limit {
                 return provider.with_view(crate::metrics_bridge::cardinality_view(limit));
             }
@@ -696,8 +697,8 @@ impl OtelBuilder {
         let recorder = OtelRecorder::new(&provider, self.role, &self.boundaries)
             .with_span_groups(self.gym.span_groups());
         let guard = OtelGuard::new(Some(provider.clone()), self.shutdown_timeout);
-        #[cfg(feature = "metrics-facade")]
-        let guard = match self.metrics_facade {
+        #[cfg(feature = "metrics-bridge")]
+        let guard = match self.metrics_bridge {
             Some(options) => {
                 guard.with_metrics_recorder(crate::metrics_bridge::attach(options, &provider))
             }
@@ -717,7 +718,7 @@ impl OtelBuilder {
     /// # Errors
     /// As [`OtelBuilder::build`], and [`BuildError::AlreadyInstalled`] when a
     /// recorder is already installed in this process; with
-    /// [`OtelBuilder::with_metrics_facade`], `BuildError::MetricsRecorderTaken`
+    /// [`OtelBuilder::with_metrics_bridge`], `BuildError::MetricsRecorderTaken`
     /// when another `metrics` recorder is (the gym-metrics recorder is
     /// installed all the same, as on the Prometheus backend).
     ///
@@ -733,29 +734,31 @@ impl OtelBuilder {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn install(self) -> Result<OtelGuard, BuildError> {
-        gym_metrics_api::backend::check_recording_compiled_in()?;
-        if gym_metrics_api::role().is_some() {
-            return Err(BuildError::AlreadyInstalled);
-        }
-        // NeMo Gym's switches: one line when they silence the backend or
-        // leave gym.verify.* out.
-        self.gym.log_install_notice("gym-metrics-otel");
-        if self.exporter == MetricsExporter::None || self.gym.silenced_by().is_some() {
-            let noop = NoopRecorder::new(self.role).with_span_groups(self.gym.span_groups());
-            let installation =
-                gym_metrics_api::install(noop).map_err(|_| BuildError::AlreadyInstalled)?;
-            return Ok(OtelGuard::new(None, self.shutdown_timeout).with_installation(installation));
-        }
-        let (recorder, guard) = self.build()?;
-        let guard = match gym_metrics_api::install(recorder) {
-            Ok(installation) => guard.with_installation(installation),
-            Err(_) => return Err(BuildError::AlreadyInstalled),
-        };
-        #[cfg(feature = "metrics-facade")]
-        crate::metrics_bridge::install_global(&guard)?;
-        Ok(guard)
+        let install = Install::new("gym-metrics-otel", &self.gym, self.role.clone())
+            .silenced_also(self.exporter == MetricsExporter::None);
+        let (guard, installation) = install.run(
+            self,
+            |builder| {
+                let (recorder, guard) = builder.build()?;
+                let bridge = metrics_bridge(&guard);
+                Ok((recorder, guard, bridge))
+            },
+            |builder| Ok(OtelGuard::new(None, builder.shutdown_timeout)),
+        )?;
+        Ok(guard.with_installation(installation))
     }
 }
+
+/// What `install` sets as the process's `metrics` recorder after ours: the
+/// bridge, when the builder asked for it.
+#[cfg(feature = "metrics-bridge")]
+fn metrics_bridge(guard: &OtelGuard) -> impl ThenInstall<BuildError> {
+    guard.metrics_recorder()
+}
+
+/// Without the feature, nothing.
+#[cfg(not(feature = "metrics-bridge"))]
+fn metrics_bridge(_: &OtelGuard) -> impl ThenInstall<BuildError> {}
 
 impl fmt::Debug for OtelBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -778,8 +781,8 @@ impl fmt::Debug for OtelBuilder {
             .field("tls", &self.tls)
             .field("gym", &self.gym)
             .field("process_metrics", &self.process_metrics);
-        #[cfg(feature = "metrics-facade")]
-        f.field("metrics_facade", &self.metrics_facade);
+        #[cfg(feature = "metrics-bridge")]
+        f.field("metrics_bridge", &self.metrics_bridge);
         f.finish()
     }
 }

@@ -31,13 +31,18 @@ pub enum BuildError {
     AlreadyInstalled,
     /// Another `metrics` recorder is installed in this process (the
     /// gym-metrics recorder was installed all the same).
-    #[cfg(feature = "metrics-facade")]
-    #[error("another `metrics` recorder is already installed in this process: drop with_metrics_facade() or the other recorder (e.g. metrics-exporter-prometheus); install one, once, at start-up")]
+    #[cfg(feature = "metrics-bridge")]
+    #[error("{}", gym_metrics_kit::bridge::MetricsRecorderTaken)]
     MetricsRecorderTaken,
     /// The program was built with the API's `off` feature: this backend
     /// would record nothing, so it refuses to start.
     #[error(transparent)]
     CompiledOff(#[from] gym_metrics_api::backend::CompiledOffError),
+}
+
+/// The shared install sequence's refusals, as this backend says them.
+impl gym_metrics_kit::install::InstallFailure for BuildError {
+    const ALREADY_INSTALLED: Self = Self::AlreadyInstalled;
 }
 
 impl From<opentelemetry_otlp::ExporterBuildError> for BuildError {

@@ -26,8 +26,8 @@ pub struct OtelGuard {
     provider: Option<SdkMeterProvider>,
     shutdown_timeout: Duration,
     installation: Option<Installation>,
-    /// The `metrics` facade's bridge (`OtelBuilder::with_metrics_facade`).
-    #[cfg(feature = "metrics-facade")]
+    /// The `metrics` bridge (`OtelBuilder::with_metrics_bridge`).
+    #[cfg(feature = "metrics-bridge")]
     metrics: Option<crate::MetricsBridgeRecorder>,
 }
 
@@ -37,19 +37,19 @@ impl OtelGuard {
             provider,
             shutdown_timeout,
             installation: None,
-            #[cfg(feature = "metrics-facade")]
+            #[cfg(feature = "metrics-bridge")]
             metrics: None,
         }
     }
 
-    #[cfg(feature = "metrics-facade")]
+    #[cfg(feature = "metrics-bridge")]
     pub(crate) fn with_metrics_recorder(mut self, recorder: crate::MetricsBridgeRecorder) -> Self {
         self.metrics = Some(recorder);
         self
     }
 
-    /// The `metrics` facade's recorder bridged into this pipeline, if the
-    /// builder was given [`crate::OtelBuilder::with_metrics_facade`] (and
+    /// The `metrics` crate's recorder bridged into this pipeline, if the
+    /// builder was given [`crate::OtelBuilder::with_metrics_bridge`] (and
     /// something runs: not from `install` with exporter `none`, where
     /// nothing is started and `metrics` stays without a recorder).
     /// `install` has installed it already as the process's `metrics`
@@ -63,7 +63,7 @@ impl OtelGuard {
     /// assert!(guard.metrics_recorder().is_none()); // not asked for
     /// # Ok::<(), gym_metrics_otel::BuildError>(())
     /// ```
-    #[cfg(feature = "metrics-facade")]
+    #[cfg(feature = "metrics-bridge")]
     pub fn metrics_recorder(&self) -> Option<crate::MetricsBridgeRecorder> {
         self.metrics.clone()
     }

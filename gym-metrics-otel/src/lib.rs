@@ -17,8 +17,8 @@
 //! - While the collector is down, failures are logged (rate-limited) through
 //!   `log` under the target `gym_metrics_otel`; with cumulative temporality
 //!   (the default) the first export after it returns carries the full totals.
-//! - With the feature `metrics-facade`, `OtelBuilder::with_metrics_facade`
-//!   also bridges the `metrics` facade crate's macros into the same export
+//! - With the feature `metrics-bridge`, `OtelBuilder::with_metrics_bridge`
+//!   also bridges the `metrics` crate's macros into the same export
 //!   (`MetricsBridgeRecorder`); [`OtelGuard::meter_provider`] hands out the
 //!   SDK meter provider for instruments made with the OpenTelemetry API.
 //!
@@ -51,7 +51,7 @@ mod gym_settings;
 mod histogram_aggregation;
 mod http_attributes;
 mod meter_provider;
-#[cfg(feature = "metrics-facade")]
+#[cfg(feature = "metrics-bridge")]
 mod metrics_bridge;
 mod process_instruments;
 mod protocol;
@@ -68,12 +68,12 @@ pub use exporter_choice::MetricsExporter;
 pub use exporter_env::ENV_VARIABLES;
 pub use guard::OtelGuard;
 /// The options of the `metrics` bridge (histogram buckets by name, cardinality
-/// limit), given to the builder's `with_metrics_facade`.
-#[cfg(feature = "metrics-facade")]
+/// limit), given to the builder's `with_metrics_bridge`.
+#[cfg(feature = "metrics-bridge")]
 pub use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
 pub use gym_metrics_kit::{SCOPE_NAME, SCOPE_VERSION};
 pub use histogram_aggregation::HistogramAggregation;
-#[cfg(feature = "metrics-facade")]
+#[cfg(feature = "metrics-bridge")]
 pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};
 pub use protocol::OtlpProtocol;
 pub use recorder::OtelRecorder;

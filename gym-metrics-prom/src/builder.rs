@@ -6,9 +6,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gym_metrics_api::backend::{Boundaries, BoundariesError, NoopRecorder};
+use gym_metrics_api::backend::{Boundaries, BoundariesError};
 use gym_metrics_api::{Installation, Role};
 use gym_metrics_kit::env::GymEnv;
+use gym_metrics_kit::install::{Install, ThenInstall};
 
 use crate::endpoint::{Endpoint, Protection};
 use crate::endpoint_env::EndpointEnv;
@@ -43,8 +44,8 @@ pub struct PrometheusBuilder {
     service_base: Option<String>,
     resource_attributes: Vec<(String, String)>,
     final_scrape_wait: Option<Duration>,
-    #[cfg(feature = "metrics-facade")]
-    metrics_facade: Option<gym_metrics_kit::bridge::MetricsBridgeOptions>,
+    #[cfg(feature = "metrics-bridge")]
+    metrics_bridge: Option<gym_metrics_kit::bridge::MetricsBridgeOptions>,
     web_config_file: Option<std::path::PathBuf>,
     gym: GymEnv,
     process_metrics: bool,
@@ -76,8 +77,8 @@ impl PrometheusBuilder {
             service_base: None,
             resource_attributes: Vec::new(),
             final_scrape_wait: None,
-            #[cfg(feature = "metrics-facade")]
-            metrics_facade: None,
+            #[cfg(feature = "metrics-bridge")]
+            metrics_bridge: None,
             web_config_file: None,
             gym: GymEnv::default(),
             process_metrics: false,
@@ -253,7 +254,7 @@ impl PrometheusBuilder {
         self
     }
 
-    /// Also bridge the `metrics` facade (feature `metrics-facade`):
+    /// Also bridge the `metrics` crate (feature `metrics-bridge`):
     /// `metrics::counter!`, `gauge!` and `histogram!` land in the same
     /// exposition, after the gym families, with `options`' bucket rules and
     /// cardinality limit. `install` and `install_recorder` install it as the
@@ -265,22 +266,22 @@ impl PrometheusBuilder {
     ///
     /// ```no_run
     /// use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
-    /// let facade = MetricsBridgeOptions::new()
+    /// let options = MetricsBridgeOptions::new()
     ///     .histogram_buckets(HistogramMatcher::Prefix("sandbox.".into()), vec![0.1, 1.0, 10.0])?;
     /// let guard = gym_metrics_prom::PrometheusBuilder::new()
     ///     .with_http_listener(([127, 0, 0, 1], 0))
-    ///     .with_metrics_facade(facade)
+    ///     .with_metrics_bridge(options)
     ///     .install()?;
     /// metrics::histogram!("sandbox.start", "provider" => "docker").record(0.8);
     /// assert!(guard.handle().render().contains("sandbox_start_bucket{provider=\"docker\",otel_scope_name=\"metrics\",le=\"1\"} 1"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    #[cfg(feature = "metrics-facade")]
-    pub fn with_metrics_facade(
+    #[cfg(feature = "metrics-bridge")]
+    pub fn with_metrics_bridge(
         mut self,
         options: gym_metrics_kit::bridge::MetricsBridgeOptions,
     ) -> Self {
-        self.metrics_facade = Some(options);
+        self.metrics_bridge = Some(options);
         self
     }
 
@@ -421,8 +422,8 @@ impl PrometheusBuilder {
         let families = Arc::new(GymFamilies::new(Arc::clone(&metrics), &resource, process));
         let exposition = Exposition::new(Arc::clone(&families));
         let fleet_sd = metrics.fleet_sd.clone();
-        #[cfg(feature = "metrics-facade")]
-        let (exposition, bridge) = match self.metrics_facade {
+        #[cfg(feature = "metrics-bridge")]
+        let (exposition, bridge) = match self.metrics_bridge {
             Some(options) => {
                 let (exposition, bridge) =
                     crate::metrics_bridge::attach(options, &families, exposition);
@@ -436,7 +437,7 @@ impl PrometheusBuilder {
             None => exposition,
         };
         let handle = PrometheusHandle::new(exposition, fleet_sd);
-        #[cfg(feature = "metrics-facade")]
+        #[cfg(feature = "metrics-bridge")]
         let handle = match bridge {
             Some(bridge) => handle.with_metrics_recorder(bridge),
             None => handle,
@@ -464,21 +465,16 @@ impl PrometheusBuilder {
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn install_recorder(self) -> Result<(PrometheusHandle, Installation), BuildError> {
-        self.gym.log_install_notice("gym-metrics-prom");
-        let silenced = self.gym.silenced_by().is_some();
-        let noop = NoopRecorder::new(self.role.clone()).with_span_groups(self.gym.span_groups());
-        let (recorder, handle) = self.build()?;
-        let installed = if silenced {
-            gym_metrics_api::install(noop).map_err(|_| ())
-        } else {
-            gym_metrics_api::install(recorder).map_err(|_| ())
-        };
-        let installation = installed.map_err(|()| BuildError::AlreadyInstalled)?;
-        #[cfg(feature = "metrics-facade")]
-        if !silenced {
-            crate::metrics_bridge::install_global(handle.metrics_recorder())?;
-        }
-        Ok((handle, installation))
+        let install = Install::new("gym-metrics-prom", &self.gym, self.role.clone());
+        install.run(
+            self,
+            |builder| {
+                let (recorder, handle) = builder.build()?;
+                let bridge = metrics_bridge(&handle);
+                Ok((recorder, handle, bridge))
+            },
+            |builder| Ok(builder.build()?.1),
+        )
     }
 
     /// Installs the recorder and serves `GET /metrics` on a thread of its own
@@ -505,29 +501,39 @@ impl PrometheusBuilder {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn install(self) -> Result<PrometheusGuard, BuildError> {
-        // Before binding: a dead recorder must not even open a port.
-        gym_metrics_api::backend::check_recording_compiled_in()?;
-        if self.gym.silenced_by().is_some() {
+        let install = Install::new("gym-metrics-prom", &self.gym, self.role.clone());
+        let ((endpoint, handle), installation) = install.run(
+            self,
+            |builder| {
+                // Before binding: a web configuration that cannot be used
+                // must not leave a plain endpoint open.
+                let protection = builder.protection()?;
+                let listener = builder.listen.bind()?;
+                let final_scrape_wait = builder.final_scrape_wait;
+                let (recorder, handle) = builder.build()?;
+                // Listening before installing: a failure leaves nothing installed.
+                let endpoint =
+                    Endpoint::start(listener, handle.clone(), final_scrape_wait, protection)?;
+                let bridge = metrics_bridge(&handle);
+                Ok((recorder, (Some(endpoint), handle), bridge))
+            },
             // Gym's switch says export nothing: declare the role, open no port.
-            let (handle, installation) = self.install_recorder()?;
-            return Ok(PrometheusGuard::new(None, handle, installation));
-        }
-        self.gym.log_install_notice("gym-metrics-prom");
-        // Before binding too: a web configuration that cannot be used must
-        // not leave a plain endpoint open.
-        let protection = self.protection()?;
-        let listener = self.listen.bind()?;
-        let final_scrape_wait = self.final_scrape_wait;
-        let (recorder, handle) = self.build()?;
-        // Start listening before installing: a failure leaves nothing installed.
-        let endpoint = Endpoint::start(listener, handle.clone(), final_scrape_wait, protection)?;
-        let installation =
-            gym_metrics_api::install(recorder).map_err(|_| BuildError::AlreadyInstalled)?;
-        #[cfg(feature = "metrics-facade")]
-        crate::metrics_bridge::install_global(handle.metrics_recorder())?;
-        Ok(PrometheusGuard::new(Some(endpoint), handle, installation))
+            |builder| Ok((None, builder.build()?.1)),
+        )?;
+        Ok(PrometheusGuard::new(endpoint, handle, installation))
     }
 }
+
+/// What `install` sets as the process's `metrics` recorder after ours: the
+/// bridge, when the builder asked for it.
+#[cfg(feature = "metrics-bridge")]
+fn metrics_bridge(handle: &PrometheusHandle) -> impl ThenInstall<BuildError> {
+    handle.metrics_recorder()
+}
+
+/// Without the feature, nothing.
+#[cfg(not(feature = "metrics-bridge"))]
+fn metrics_bridge(_: &PrometheusHandle) -> impl ThenInstall<BuildError> {}
 
 impl PrometheusBuilder {
     /// The web configuration, loaded (its certificates read) now.

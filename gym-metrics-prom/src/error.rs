@@ -42,8 +42,8 @@ pub enum BuildError {
     CompiledOff(#[from] gym_metrics_api::backend::CompiledOffError),
     /// Another `metrics` recorder is installed in this process (the
     /// gym-metrics recorder was installed all the same).
-    #[cfg(feature = "metrics-facade")]
-    #[error("another `metrics` recorder is already installed in this process: drop with_metrics_facade() or the other recorder (e.g. metrics-exporter-prometheus); install one, once, at start-up")]
+    #[cfg(feature = "metrics-bridge")]
+    #[error("{}", gym_metrics_kit::bridge::MetricsRecorderTaken)]
     MetricsRecorderTaken,
     /// The application's `prometheus::Registry`
     /// ([`crate::PrometheusBuilder::with_registry`]) holds a family whose
@@ -64,6 +64,11 @@ pub enum BuildError {
     /// The endpoint's runtime or thread could not be started.
     #[error("cannot start the metrics endpoint thread: {0}; the process may be out of threads or file descriptors")]
     Runtime(std::io::Error),
+}
+
+/// The shared install sequence's refusals, as this backend says them.
+impl gym_metrics_kit::install::InstallFailure for BuildError {
+    const ALREADY_INSTALLED: Self = Self::AlreadyInstalled;
 }
 
 /// The scrape endpoint did not stop cleanly. The port is free and the

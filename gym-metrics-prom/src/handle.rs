@@ -50,7 +50,7 @@ pub const OPENMETRICS_CONTENT_TYPE: &str = crate::exposition::format::OPENMETRIC
 pub struct PrometheusHandle {
     // Shared: the endpoint clones the handle for every connection.
     exposition: Arc<Exposition>,
-    #[cfg(feature = "metrics-facade")]
+    #[cfg(feature = "metrics-bridge")]
     metrics: Option<crate::metrics_bridge::MetricsBridgeRecorder>,
     /// The orchestrator's published targets; `None` for any other role.
     fleet_sd: SharedFleetSd,
@@ -60,13 +60,13 @@ impl PrometheusHandle {
     pub(crate) fn new(exposition: Exposition, fleet_sd: SharedFleetSd) -> Self {
         Self {
             exposition: Arc::new(exposition),
-            #[cfg(feature = "metrics-facade")]
+            #[cfg(feature = "metrics-bridge")]
             metrics: None,
             fleet_sd,
         }
     }
 
-    #[cfg(feature = "metrics-facade")]
+    #[cfg(feature = "metrics-bridge")]
     pub(crate) fn with_metrics_recorder(
         mut self,
         recorder: crate::metrics_bridge::MetricsBridgeRecorder,
@@ -75,8 +75,8 @@ impl PrometheusHandle {
         self
     }
 
-    /// The `metrics` facade's recorder bridged into this exposition, if the
-    /// builder was given [`crate::PrometheusBuilder::with_metrics_facade`]
+    /// The `metrics` crate's recorder bridged into this exposition, if the
+    /// builder was given [`crate::PrometheusBuilder::with_metrics_bridge`]
     /// (installed already by `install` and `install_recorder`).
     ///
     /// ```
@@ -84,7 +84,7 @@ impl PrometheusHandle {
     /// assert!(handle.metrics_recorder().is_none());
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
-    #[cfg(feature = "metrics-facade")]
+    #[cfg(feature = "metrics-bridge")]
     pub fn metrics_recorder(&self) -> Option<crate::metrics_bridge::MetricsBridgeRecorder> {
         self.metrics.clone()
     }

@@ -85,7 +85,7 @@ mod exposition;
 mod guard;
 mod handle;
 mod listen_address;
-#[cfg(feature = "metrics-facade")]
+#[cfg(feature = "metrics-bridge")]
 mod metrics_bridge;
 mod recorder;
 mod recording;
@@ -101,11 +101,11 @@ pub use error::{BuildError, ConfigError, ShutdownError};
 pub use exposition::collector::GymCollector;
 pub use guard::PrometheusGuard;
 /// The options of the `metrics` bridge (histogram buckets by name, cardinality
-/// limit), given to the builder's `with_metrics_facade`.
-#[cfg(feature = "metrics-facade")]
+/// limit), given to the builder's `with_metrics_bridge`.
+#[cfg(feature = "metrics-bridge")]
 pub use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
 pub use handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
-#[cfg(feature = "metrics-facade")]
+#[cfg(feature = "metrics-bridge")]
 pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};
 pub use recorder::PrometheusRecorder;
 pub use scope::{SCOPE_NAME, SCOPE_VERSION};

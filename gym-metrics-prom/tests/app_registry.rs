@@ -197,7 +197,7 @@ fn a_clashing_family_registered_later_is_left_out_of_every_scrape() {
     // Nor may it meet a bridged `metrics` family.
     let other = self::app();
     let (_r, handle) = PrometheusBuilder::new()
-        .with_metrics_facade(MetricsBridgeOptions::new())
+        .with_metrics_bridge(MetricsBridgeOptions::new())
         .with_registry(other.registry.clone())
         .build()
         .unwrap();

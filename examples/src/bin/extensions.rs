@@ -1,5 +1,5 @@
 //! One gym server process measuring more than the gym instruments, through
-//! the same pipeline: the `metrics` facade (as its dependencies do), the
+//! the same pipeline: the `metrics` crate (as its dependencies do), the
 //! backend's own native API, and process metrics, beside one verification.
 //!
 //! - prom: `/metrics` on a free port of 127.0.0.1 (printed as `metrics at
@@ -35,9 +35,9 @@ fn role() -> Role {
     Role::server("extensions-0", "resources_servers")
 }
 
-/// The facade's instruments and one verification, as any gym server (and
+/// `metrics` instruments and one verification, as any gym server (and
 /// the crates it links) would record them.
-fn record_through_the_facade() {
+fn record_through_metrics() {
     metrics::describe_counter!("app.jobs.done", "Jobs finished");
     metrics::counter!("app.jobs.done", "queue" => "fast").increment(3);
     metrics::describe_histogram!(
@@ -60,12 +60,12 @@ fn run() -> Result<(), Box<dyn Error>> {
     let guard = gym_metrics_prom::PrometheusBuilder::from_env()?
         .role(role())
         .with_http_listener(([127, 0, 0, 1], 0))
-        .with_metrics_facade(gym_metrics_prom::MetricsBridgeOptions::new())
+        .with_metrics_bridge(gym_metrics_prom::MetricsBridgeOptions::new())
         .with_process_metrics()
         .with_registry(registry)
         .install()?;
     native.inc_by(2);
-    record_through_the_facade();
+    record_through_metrics();
     println!("metrics at http://{}/metrics", guard.local_addr());
     // Served until whoever started it closes our standard input.
     let mut sink = Vec::new();
@@ -78,7 +78,7 @@ fn run() -> Result<(), Box<dyn Error>> {
 fn run() -> Result<(), Box<dyn Error>> {
     let guard = gym_metrics_otel::OtelBuilder::from_env()?
         .role(role())
-        .with_metrics_facade(gym_metrics_otel::MetricsBridgeOptions::new())
+        .with_metrics_bridge(gym_metrics_otel::MetricsBridgeOptions::new())
         .with_process_metrics()
         .install()?;
     let provider = guard
@@ -89,7 +89,7 @@ fn run() -> Result<(), Box<dyn Error>> {
         .with_description("Calls counted through the OpenTelemetry API")
         .build();
     native.add(2, &[]);
-    record_through_the_facade();
+    record_through_metrics();
     // The final export carries everything, within its deadline.
     guard.shutdown()?;
     println!("exported");
@@ -101,7 +101,7 @@ fn run() -> Result<(), Box<dyn Error>> {
     let _guard = gym_metrics_noop::NoopBuilder::from_env()?
         .role(role())
         .install()?;
-    record_through_the_facade();
+    record_through_metrics();
     println!("recorded nothing: the noop backend");
     Ok(())
 }

@@ -251,7 +251,7 @@ async fn verify_task(task: &Task, state: &State, timer: &mut VerifyTimer) -> Ans
         &state.simulation,
     );
     tokio::time::sleep(work).await;
-    // A second, attributed instrument through the `metrics` facade, as a
+    // A second, attributed instrument through the `metrics` crate, as a
     // server's own code would record it: the outcome, by a bounded reason.
     metrics::counter!(OUTCOMES, "reason" => outcome.reason()).increment(1);
     match outcome {

@@ -1,36 +1,57 @@
-//! The `metrics` facade bridged into the OpenTelemetry pipeline (feature
-//! `metrics-facade`): a `metrics::Recorder` whose handles hold an SDK
-//! instrument of the scope `metrics` (on the backend's own meter provider)
-//! and their series' attributes, built once, so a handle registered once
-//! records with no lookup of ours. Which names are exported is the API's one
-//! rule for both backends ([`gym_metrics_kit::bridge::FamilyNames`]):
-//! a name whose Prometheus family would meet a gym family, or a bridged
-//! family of another kind, is refused (logged once, counted in
-//! [`MetricsBridgeStats`]), as is a name that is no OpenTelemetry instrument
-//! name. Each instrument holds at most the cardinality limit's label sets;
-//! further ones share one `otel.metric.overflow=true` series. Histograms get
-//! the bounds of the first matching rule of
-//! [`gym_metrics_kit::bridge::MetricsBridgeOptions`], else its documented
-//! default (the OpenTelemetry SDK's), and units the UCUM unit of
-//! [`gym_metrics_kit::bridge::ucum_unit`]: the same buckets, limit
-//! and units as the Prometheus path.
+//! The `metrics` crate bridged into the OpenTelemetry pipeline (feature
+//! `metrics-bridge`): the kit's bridge ([`gym_metrics_kit::bridge`]: the one
+//! name rule, series, cardinality limit, bucket rules, recorder) over this
+//! storage (`storage.rs`), whose handles hold an SDK instrument of the scope
+//! `metrics` (on the backend's own meter provider) and their series'
+//! attributes, built once, so a handle registered once records with no
+//! lookup of ours. Besides the kit's rule, a name that is no OpenTelemetry
+//! instrument name is refused (`instrument_name.rs`); units are the UCUM
+//! unit of [`gym_metrics_kit::bridge::ucum_unit`]: the same names, buckets,
+//! limit and units as the Prometheus path.
 
 mod instrument_name;
-mod recorder;
-mod registry;
 mod series;
+mod storage;
 
 use std::sync::Arc;
 
-use gym_metrics_kit::bridge::MetricsBridgeOptions;
+use gym_metrics_kit::bridge::{MetricsBridgeOptions, Registry};
 use opentelemetry::metrics::MeterProvider;
 use opentelemetry::InstrumentationScope;
 use opentelemetry_sdk::metrics::{Instrument, SdkMeterProvider, Stream};
 
-pub use recorder::{MetricsBridgeRecorder, MetricsBridgeStats};
-use registry::Registry;
+pub use gym_metrics_kit::bridge::MetricsBridgeStats;
+use storage::OtelStorage;
 
-use crate::{BuildError, OtelGuard};
+/// The `metrics` crate bridged into this backend's pipeline: `counter!`,
+/// `gauge!` and `histogram!` from the application and from its dependencies
+/// become SDK instruments of the scope `metrics` on the backend's meter
+/// provider, so they share the gym instruments' resource, exporter, export
+/// interval, temporality and shutdown flush. Installed by
+/// [`crate::OtelBuilder::install`] when the builder was given
+/// [`crate::OtelBuilder::with_metrics_bridge`]; from `build`, take it from
+/// [`crate::OtelGuard::metrics_recorder`] and install it yourself (or use it
+/// locally, as here). `stats()` says what was refused or folded.
+///
+/// ```
+/// use gym_metrics_kit::bridge::MetricsBridgeOptions;
+/// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
+/// let (_recorder, guard) = OtelBuilder::new()
+///     .exporter(MetricsExporter::Console)
+///     .console_writer(std::io::sink())
+///     .with_metrics_bridge(MetricsBridgeOptions::new())
+///     .build()?;
+/// let bridge = guard.metrics_recorder().expect("asked for");
+/// metrics::with_local_recorder(&bridge, || {
+///     metrics::describe_counter!("jobs.done", "Jobs finished");
+///     metrics::counter!("jobs.done", "queue" => "fast").increment(2);
+///     metrics::counter!("gym.verify.completed").increment(1);
+/// });
+/// assert_eq!(bridge.stats().refused, 1); // a gym instrument's name
+/// guard.shutdown()?; // exports jobs.done{queue="fast"} = 2 beside the gym instruments
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub type MetricsBridgeRecorder = gym_metrics_kit::bridge::MetricsBridgeRecorder<OtelStorage>;
 
 /// The instrumentation scope of every bridged instrument (the Prometheus
 /// path labels its bridged series `otel_scope_name="metrics"`).
@@ -42,7 +63,8 @@ pub(crate) fn attach(
     provider: &SdkMeterProvider,
 ) -> MetricsBridgeRecorder {
     let meter = provider.meter_with_scope(InstrumentationScope::builder(BRIDGE_SCOPE).build());
-    MetricsBridgeRecorder::new(Arc::new(Registry::new(options, meter)))
+    let registry = Registry::new(options, OtelStorage { meter }, []);
+    MetricsBridgeRecorder::new(Arc::new(registry))
 }
 
 /// The view giving the bridged instruments the SDK cardinality limit
@@ -63,12 +85,9 @@ pub(crate) fn cardinality_view(
     }
 }
 
-/// Installs `guard`'s bridge, if it has one, as the process's `metrics` recorder.
-pub(crate) fn install_global(guard: &OtelGuard) -> Result<(), BuildError> {
-    match guard.metrics_recorder() {
-        Some(recorder) => {
-            metrics::set_global_recorder(recorder).map_err(|_| BuildError::MetricsRecorderTaken)
-        }
-        None => Ok(()),
+/// The install's bridge step, refused: another `metrics` recorder is set.
+impl From<gym_metrics_kit::bridge::MetricsRecorderTaken> for crate::BuildError {
+    fn from(_: gym_metrics_kit::bridge::MetricsRecorderTaken) -> Self {
+        Self::MetricsRecorderTaken
     }
 }

@@ -21,7 +21,7 @@ fn record_as_orchestrator_and_server(builder: impl Fn(Role) -> OtelBuilder) {
     server_guard.shutdown().unwrap();
 }
 
-mod metrics_facade_victoria;
+mod metrics_bridge_victoria;
 mod rotel_grpc;
 mod rotel_grpc_restart;
 mod victoria_http;

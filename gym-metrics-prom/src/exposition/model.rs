@@ -19,7 +19,7 @@ impl Kind {
     /// The catalogue's kind of the same name (the API's name rules are in
     /// its terms).
     #[cfg_attr(
-        not(any(feature = "metrics-facade", feature = "prometheus-registry")),
+        not(any(feature = "metrics-bridge", feature = "prometheus-registry")),
         allow(dead_code)
     )]
     pub(crate) fn instrument_kind(self) -> InstrumentKind {
@@ -74,7 +74,7 @@ pub(crate) enum Buckets<'r> {
     PerBucket(&'r [u64]),
     /// Running totals already (a bridged or gathered histogram's).
     #[cfg_attr(
-        not(any(feature = "metrics-facade", feature = "prometheus-registry")),
+        not(any(feature = "metrics-bridge", feature = "prometheus-registry")),
         allow(dead_code)
     )]
     Cumulative(&'r [u64]),

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::exposition::model::Kind;
+use gym_metrics_api::backend::InstrumentKind as Kind;
 
 /// Labels the exporter writes on every bridged series.
 const EXPORTER_LABELS: [&str; 3] = [

@@ -6,13 +6,16 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use super::registry::{AnySeries, BridgedFamily, Registry};
+use gym_metrics_api::backend::InstrumentKind;
+use gym_metrics_kit::bridge::{Bridged, Registry, Series};
+use gym_metrics_kit::naming::sample_names;
+
 use super::series::HistogramReading;
+use super::PromStorage;
 use crate::exposition::format::TextFormat;
-use crate::exposition::model::{Buckets, Family, Value};
+use crate::exposition::model::{Buckets, Family, Kind, Value};
 use crate::exposition::writer::FamilyText;
 use crate::exposition::LaterFamilies;
-use gym_metrics_kit::naming::sample_names;
 
 /// The instrumentation scope of every bridged series.
 pub(crate) const SCOPE: (&str, &str) = ("otel_scope_name", "metrics");
@@ -20,22 +23,21 @@ pub(crate) const SCOPE: (&str, &str) = ("otel_scope_name", "metrics");
 /// The labels of the overflow series.
 const OVERFLOW: (&str, &str) = ("otel_metric_overflow", "true");
 
-impl LaterFamilies for Registry {
+impl LaterFamilies for Registry<PromStorage> {
     /// Appends every bridged family, in name order.
     fn write(&self, format: TextFormat, out: &mut String) {
-        self.with_families(|families| {
-            for (name, family) in families {
-                write_family(name, family, format, out);
+        self.with_instruments(|families| {
+            for family in families {
+                write_family(family, format, out);
             }
         });
     }
 
     /// The sample names of every bridged family.
     fn taken_names(&self) -> HashSet<String> {
-        self.with_families(|families| {
+        self.with_instruments(|families| {
             families
-                .iter()
-                .flat_map(|(name, family)| sample_names(name, family.kind.instrument_kind()))
+                .flat_map(|family| sample_names(family.family(), family.kind()))
                 .collect()
         })
     }
@@ -49,11 +51,11 @@ enum Reading {
 }
 
 impl Reading {
-    fn of(series: &AnySeries) -> Self {
+    fn of(series: &Series<PromStorage>) -> Self {
         match series {
-            AnySeries::Counter(c) => Reading::Count(c.value()),
-            AnySeries::Gauge(g) => Reading::Float(g.value()),
-            AnySeries::Histogram(h) => Reading::Histogram(h.read()),
+            Series::Counter(c) => Reading::Count(c.value()),
+            Series::Gauge(g) => Reading::Float(g.value()),
+            Series::Histogram(h) => Reading::Histogram(h.read()),
         }
     }
 
@@ -66,23 +68,27 @@ impl Reading {
     }
 }
 
-fn write_family(name: &str, family: &BridgedFamily, format: TextFormat, out: &mut String) {
-    if family.series.is_empty() && family.overflow.is_none() {
+fn write_family(family: &Bridged<PromStorage>, format: TextFormat, out: &mut String) {
+    if family.series().is_empty() && family.overflow().is_none() {
         return;
     }
     let model = Family {
-        name: name.to_string(),
-        help: Cow::Owned(family.help.clone()),
-        kind: family.kind,
+        name: family.family().to_string(),
+        help: Cow::Owned(family.instrument().help.clone()),
+        kind: match family.kind() {
+            InstrumentKind::Counter => Kind::Counter,
+            InstrumentKind::Gauge => Kind::Gauge,
+            InstrumentKind::Histogram => Kind::Histogram,
+        },
         labels: vec![(SCOPE.0.to_string(), SCOPE.1.to_string())],
-        bounds: family.bounds.clone(),
+        bounds: family.instrument().bounds.clone(),
     };
     let readings: Vec<_> = family
-        .series
+        .series()
         .iter()
         .map(|(own, series)| (labels(own, None), Reading::of(series)))
         .chain(
-            (family.overflow.iter())
+            (family.overflow().into_iter())
                 .map(|series| (labels(&[], Some(OVERFLOW)), Reading::of(series))),
         )
         .collect();

@@ -1,67 +1,14 @@
-//! One series of a bridged family: the atomics a `metrics` handle holds and
-//! records into directly, with no lookup (the handle is an `Arc` of these).
+//! A bridged histogram's series: the atomics a `metrics` handle holds and
+//! records into directly, with no lookup (the handle is an `Arc` of it;
+//! counters and gauges are the kit's cells).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use metrics::{CounterFn, GaugeFn, HistogramFn};
-
-/// A counter's value.
-#[derive(Debug, Default)]
-pub(crate) struct CounterSeries(AtomicU64);
-
-impl CounterSeries {
-    pub(crate) fn value(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
-    }
-}
-
-impl CounterFn for CounterSeries {
-    fn increment(&self, value: u64) {
-        self.0.fetch_add(value, Ordering::Relaxed);
-    }
-
-    fn absolute(&self, value: u64) {
-        // A counter never goes down: an older absolute value is ignored.
-        self.0.fetch_max(value, Ordering::Relaxed);
-    }
-}
-
-/// A gauge's value, as `f64` bits.
-#[derive(Debug, Default)]
-pub(crate) struct GaugeSeries(AtomicU64);
-
-impl GaugeSeries {
-    pub(crate) fn value(&self) -> f64 {
-        f64::from_bits(self.0.load(Ordering::Relaxed))
-    }
-
-    fn add(&self, delta: f64) {
-        // The closure always returns Some: the update cannot fail.
-        let _ = self
-            .0
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bits| {
-                Some((f64::from_bits(bits) + delta).to_bits())
-            });
-    }
-}
-
-impl GaugeFn for GaugeSeries {
-    fn increment(&self, value: f64) {
-        self.add(value);
-    }
-
-    fn decrement(&self, value: f64) {
-        self.add(-value);
-    }
-
-    fn set(&self, value: f64) {
-        self.0.store(value.to_bits(), Ordering::Relaxed);
-    }
-}
+use metrics::HistogramFn;
 
 /// A histogram's counts per bucket (the last is `+Inf`) and its sum.
 #[derive(Debug)]
-pub(crate) struct HistogramSeries {
+pub struct HistogramSeries {
     bounds: Box<[f64]>,
     buckets: Box<[AtomicU64]>,
     sum: AtomicU64,
@@ -131,25 +78,6 @@ impl HistogramFn for HistogramSeries {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_counter_adds_and_takes_the_larger_absolute_value() {
-        let c = CounterSeries::default();
-        c.increment(3);
-        c.absolute(2);
-        assert_eq!(c.value(), 3);
-        c.absolute(10);
-        assert_eq!(c.value(), 10);
-    }
-
-    #[test]
-    fn a_gauge_sets_adds_and_subtracts() {
-        let g = GaugeSeries::default();
-        g.set(2.5);
-        g.increment(1.0);
-        g.decrement(0.5);
-        assert_eq!(g.value(), 3.0);
-    }
 
     #[test]
     fn a_histogram_buckets_le_inclusive_drops_nan_and_sums() {

@@ -32,13 +32,13 @@ fn main() {
         .export_interval(Duration::from_secs(3600))
         .build()
         .expect("building the direct otel recorder");
-    // The `metrics` facade bridged into the same pipeline: handles
+    // The `metrics` crate bridged into the same pipeline: handles
     // registered once, then recorded (the bridge used locally, not installed).
     let (bridge_recorder, bridge_guard) = OtelBuilder::new()
         .exporter(MetricsExporter::Console)
         .console_writer(std::io::sink())
         .export_interval(Duration::from_secs(3600))
-        .with_metrics_facade(gym_metrics_otel::MetricsBridgeOptions::new())
+        .with_metrics_bridge(gym_metrics_otel::MetricsBridgeOptions::new())
         .build()
         .expect("building the bridged otel recorder");
     let bridge = bridge_guard

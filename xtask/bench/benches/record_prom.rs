@@ -28,10 +28,10 @@ fn main() {
     let prometheus = peers::prometheus_histogram();
     let prometheus_client = peers::prometheus_client_histogram();
     let (metrics_recorder, metrics_handle) = peers::metrics_histogram();
-    // The `metrics` facade bridged into our exposition: a histogram and a
+    // The `metrics` crate bridged into our exposition: a histogram and a
     // counter handle, registered once, beside metrics-exporter-prometheus'.
     let (_bridged, bridge_handle) = gym_metrics_prom::PrometheusBuilder::new()
-        .with_metrics_facade(MetricsBridgeOptions::new())
+        .with_metrics_bridge(MetricsBridgeOptions::new())
         .build()
         .expect("building the prom recorder with the metrics bridge");
     let bridge = bridge_handle

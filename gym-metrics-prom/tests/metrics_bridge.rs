@@ -1,4 +1,4 @@
-//! The `metrics` facade bridged into the exposition: kinds, labels, HELP and
+//! The `metrics` crate bridged into the exposition: kinds, labels, HELP and
 //! units, bucket rules, the cardinality limit's overflow series, names
 //! refused for meeting a gym family or another family, and `promtool check
 //! metrics` finding nothing in what the bridge adds.
@@ -14,7 +14,7 @@ use gym_metrics_prom::{
 use gym_testkit::{promtool_check_metrics, require, Tool};
 
 fn bridged(
-    facade: MetricsBridgeOptions,
+    options: MetricsBridgeOptions,
 ) -> (
     gym_metrics_prom::PrometheusRecorder,
     PrometheusHandle,
@@ -22,7 +22,7 @@ fn bridged(
 ) {
     let (recorder, handle) = PrometheusBuilder::new()
         .role(Role::orchestrator())
-        .with_metrics_facade(facade)
+        .with_metrics_bridge(options)
         .build()
         .unwrap();
     let bridge = handle.metrics_recorder().unwrap();
@@ -120,12 +120,12 @@ fn a_handle_registered_once_keeps_recording_into_its_series() {
 
 #[test]
 fn bucket_rules_by_name_then_prefix_else_the_default() {
-    let facade = MetricsBridgeOptions::new()
+    let options = MetricsBridgeOptions::new()
         .histogram_buckets(HistogramMatcher::Full("db.query".into()), vec![0.01, 0.1])
         .unwrap()
         .histogram_buckets(HistogramMatcher::Prefix("db.".into()), vec![1.0])
         .unwrap();
-    let (_r, handle, bridge) = bridged(facade);
+    let (_r, handle, bridge) = bridged(options);
     metrics::with_local_recorder(&bridge, || {
         metrics::histogram!("db.query").record(0.05);
         metrics::histogram!("db.pool.wait").record(0.5);
@@ -320,7 +320,7 @@ fn hostile_names_and_labels_become_an_exposition_promtool_accepts() {
 #[test]
 fn with_process_metrics_the_process_family_names_are_ours_too() {
     let bridged_process = |process: bool| {
-        let builder = PrometheusBuilder::new().with_metrics_facade(MetricsBridgeOptions::new());
+        let builder = PrometheusBuilder::new().with_metrics_bridge(MetricsBridgeOptions::new());
         let builder = if process {
             builder.with_process_metrics()
         } else {

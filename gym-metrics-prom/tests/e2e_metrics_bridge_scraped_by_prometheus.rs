@@ -1,4 +1,4 @@
-//! e2e: `install` with the `metrics` facade bridged takes the process's
+//! e2e: `install` with the `metrics` crate bridged takes the process's
 //! `metrics` recorder; real Prometheus scrapes the bridged series beside
 //! ours, in OpenMetrics and in the 0.0.4 text (the scrape fails whole on a
 //! text it refuses), and an overflow is logged once. (Global state: its own
@@ -36,7 +36,7 @@ fn prometheus_scrapes_the_bridged_series_in_both_formats() {
     log::set_max_level(log::LevelFilter::Warn);
     let guard = PrometheusBuilder::new()
         .with_http_listener(([127, 0, 0, 1], 0))
-        .with_metrics_facade(MetricsBridgeOptions::new().cardinality_limit(2))
+        .with_metrics_bridge(MetricsBridgeOptions::new().cardinality_limit(2))
         .install()
         .unwrap();
     gym_metrics_api::record_verify(Duration::from_millis(250), true);

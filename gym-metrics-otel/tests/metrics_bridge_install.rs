@@ -1,4 +1,4 @@
-//! `install` with the `metrics` facade bridge: the bridge becomes the
+//! `install` with the `metrics` bridge: the bridge becomes the
 //! process's `metrics` recorder, so the plain macros (the application's and
 //! any dependency's) reach the same export as the gym instruments, and the
 //! guard's shutdown flushes them. (Global state: its own test binary.)
@@ -19,7 +19,7 @@ fn install_makes_the_bridge_the_processs_metrics_recorder() {
         .role(Role::server("math-0", "resources"))
         .exporter(MetricsExporter::Console)
         .console_writer(out.clone())
-        .with_metrics_facade(MetricsBridgeOptions::new())
+        .with_metrics_bridge(MetricsBridgeOptions::new())
         .install()
         .unwrap();
     assert!(guard.metrics_recorder().is_some());
@@ -29,7 +29,7 @@ fn install_makes_the_bridge_the_processs_metrics_recorder() {
     // A second install of anything fails, and leaves the first in place.
     assert!(OtelBuilder::new()
         .exporter(MetricsExporter::None)
-        .with_metrics_facade(MetricsBridgeOptions::new())
+        .with_metrics_bridge(MetricsBridgeOptions::new())
         .install()
         .is_err());
     metrics::counter!("jobs.done", "queue" => "fast").increment(1);

@@ -1,4 +1,4 @@
-//! The `metrics` facade bridge over OTLP http/protobuf into VictoriaMetrics
+//! The `metrics` bridge over OTLP http/protobuf into VictoriaMetrics
 //! (Prometheus naming), beside the Prometheus backend's bridge given the
 //! same instruments: the series names, label sets and values
 //! VictoriaMetrics derives are the ones the Prometheus path writes (e.g. a
@@ -21,7 +21,7 @@ type Series = (String, BTreeMap<String, String>);
 const SERVICE: &str = "e2e-facade/math-0";
 
 /// One label set per instrument, so `retries`' second one overflows.
-fn facade() -> MetricsBridgeOptions {
+fn options() -> MetricsBridgeOptions {
     MetricsBridgeOptions::new()
         .cardinality_limit(1)
         .histogram_buckets(
@@ -48,7 +48,7 @@ fn record_instruments() {
 fn prometheus_series() -> BTreeMap<Series, f64> {
     let (_recorder, handle) = gym_metrics_prom::PrometheusBuilder::new()
         .role(Role::server("math-0", "resources"))
-        .with_metrics_facade(facade())
+        .with_metrics_bridge(options())
         .build()
         .unwrap();
     let bridge = handle.metrics_recorder().unwrap();
@@ -113,7 +113,7 @@ fn bridged_series_in_victoria_metrics_are_named_as_the_prometheus_bridge_names_t
         .service_name("e2e-facade")
         .endpoint(vm.otlp_http_metrics_endpoint())
         .export_interval(Duration::from_millis(300))
-        .with_metrics_facade(facade())
+        .with_metrics_bridge(options())
         .build()
         .unwrap();
     recorder.record_verify_ms(40.0, true);

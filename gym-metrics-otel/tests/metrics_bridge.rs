@@ -1,4 +1,4 @@
-//! The `metrics` facade bridged into the OpenTelemetry pipeline, read back
+//! The `metrics` crate bridged into the OpenTelemetry pipeline, read back
 //! from a real export (the console exporter's OTLP/JSON): kinds, labels,
 //! descriptions and units, bucket rules, the cardinality limit's overflow
 //! series, and names refused for meeting a gym family, another family, or
@@ -24,13 +24,13 @@ struct Bridged {
     out: SharedBuf,
 }
 
-fn bridged(facade: MetricsBridgeOptions) -> Bridged {
+fn bridged(options: MetricsBridgeOptions) -> Bridged {
     let out = SharedBuf::default();
     let (recorder, guard) = OtelBuilder::new()
         .role(Role::server("math-0", "resources"))
         .exporter(MetricsExporter::Console)
         .console_writer(out.clone())
-        .with_metrics_facade(facade)
+        .with_metrics_bridge(options)
         .build()
         .unwrap();
     let bridge = guard.metrics_recorder().unwrap();
@@ -211,7 +211,7 @@ fn a_handle_registered_once_keeps_recording_into_its_series_from_any_thread() {
 
 #[test]
 fn histogram_boundaries_follow_the_first_matching_rule() {
-    let facade = MetricsBridgeOptions::new()
+    let options = MetricsBridgeOptions::new()
         .histogram_buckets(HistogramMatcher::Full("db.query".into()), vec![0.5])
         .unwrap()
         .histogram_buckets(
@@ -224,7 +224,7 @@ fn histogram_boundaries_follow_the_first_matching_rule() {
             vec![1024.0, 1048576.0],
         )
         .unwrap();
-    let b = bridged(facade);
+    let b = bridged(options);
     metrics::with_local_recorder(&b.bridge, || {
         metrics::histogram!("db.query").record(0.2);
         metrics::histogram!("db.pool.wait").record(0.005);

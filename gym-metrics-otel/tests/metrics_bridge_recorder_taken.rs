@@ -1,4 +1,4 @@
-//! `install` with the `metrics` facade bridge when another `metrics`
+//! `install` with the `metrics` bridge when another `metrics`
 //! recorder already holds the process's slot: an error naming what
 //! happened, as on the Prometheus backend, with the gym-metrics recorder
 //! installed all the same. (Global state: its own test binary.)
@@ -12,14 +12,14 @@ fn another_metrics_recorder_is_an_install_error_saying_so() {
     let err = OtelBuilder::new()
         .exporter(MetricsExporter::Console)
         .console_writer(std::io::sink())
-        .with_metrics_facade(MetricsBridgeOptions::new())
+        .with_metrics_bridge(MetricsBridgeOptions::new())
         .install()
         .unwrap_err();
     assert!(matches!(err, BuildError::MetricsRecorderTaken), "{err:?}");
     let message = err.to_string();
     assert!(
         message.contains("another `metrics` recorder is already installed")
-            && message.contains("with_metrics_facade()"),
+            && message.contains("with_metrics_bridge()"),
         "{message}"
     );
     assert!(

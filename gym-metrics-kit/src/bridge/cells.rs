@@ -1,0 +1,178 @@
+//! The atomics a bridged counter or gauge records into, for both backends: a
+//! `metrics` handle is an `Arc` of one and records with no lookup. What a
+//! backend keeps beside the value (the OpenTelemetry path's SDK counter and
+//! attributes; nothing on the Prometheus path, which reads the value at
+//! scrape time) is the cell's type parameter.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use metrics::{CounterFn, GaugeFn};
+
+/// Where a counter cell also forwards what it adds: `()` for nowhere.
+///
+/// ```
+/// use gym_metrics_kit::bridge::CounterSink;
+/// ().add(3); // the Prometheus path reads the cell instead
+/// ```
+pub trait CounterSink: Send + Sync + 'static {
+    /// `delta` more was counted.
+    fn add(&self, delta: u64);
+}
+
+impl CounterSink for () {
+    #[inline]
+    fn add(&self, _delta: u64) {}
+}
+
+/// A counter's total so far, and the sink each increase is forwarded to
+/// (so that `absolute` forwards only what is new).
+///
+/// ```
+/// use metrics::CounterFn;
+/// let c = gym_metrics_kit::bridge::CounterCell::new(());
+/// c.increment(3);
+/// c.absolute(2); // a counter never goes down
+/// assert_eq!(c.value(), 3);
+/// c.absolute(10);
+/// assert_eq!(c.value(), 10);
+/// ```
+#[derive(Debug)]
+pub struct CounterCell<T = ()> {
+    total: AtomicU64,
+    sink: T,
+}
+
+impl<T> CounterCell<T> {
+    /// Zero, forwarding to `sink`.
+    ///
+    /// ```
+    /// assert_eq!(gym_metrics_kit::bridge::CounterCell::new(()).value(), 0);
+    /// ```
+    pub fn new(sink: T) -> Self {
+        Self {
+            total: AtomicU64::new(0),
+            sink,
+        }
+    }
+
+    /// The total so far.
+    ///
+    /// ```
+    /// assert_eq!(gym_metrics_kit::bridge::CounterCell::new(()).value(), 0);
+    /// ```
+    pub fn value(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
+}
+
+impl<T: CounterSink> CounterFn for CounterCell<T> {
+    fn increment(&self, value: u64) {
+        self.total.fetch_add(value, Ordering::Relaxed);
+        self.sink.add(value);
+    }
+
+    fn absolute(&self, value: u64) {
+        // An absolute value below the total so far adds nothing, one above
+        // it adds the difference.
+        let before = self.total.fetch_max(value, Ordering::Relaxed);
+        if value > before {
+            self.sink.add(value - before);
+        }
+    }
+}
+
+/// A gauge's value as `f64` bits (`set`, `increment` and `decrement` are one
+/// atomic operation each), and what the backend reports it with.
+///
+/// ```
+/// use metrics::GaugeFn;
+/// let g = gym_metrics_kit::bridge::GaugeCell::new("attributes");
+/// g.set(2.5);
+/// g.increment(1.0);
+/// g.decrement(0.5);
+/// assert_eq!(g.reading(), (3.0, &"attributes"));
+/// ```
+#[derive(Debug)]
+pub struct GaugeCell<T = ()> {
+    bits: AtomicU64,
+    with: T,
+}
+
+impl<T> GaugeCell<T> {
+    /// Zero, reported with `with`.
+    ///
+    /// ```
+    /// assert_eq!(gym_metrics_kit::bridge::GaugeCell::new(()).value(), 0.0);
+    /// ```
+    pub fn new(with: T) -> Self {
+        Self {
+            bits: AtomicU64::new(0.0f64.to_bits()),
+            with,
+        }
+    }
+
+    /// The value now.
+    ///
+    /// ```
+    /// assert_eq!(gym_metrics_kit::bridge::GaugeCell::new(()).value(), 0.0);
+    /// ```
+    pub fn value(&self) -> f64 {
+        f64::from_bits(self.bits.load(Ordering::Relaxed))
+    }
+
+    /// The value now, and what to report it with.
+    ///
+    /// ```
+    /// assert_eq!(gym_metrics_kit::bridge::GaugeCell::new(7).reading(), (0.0, &7));
+    /// ```
+    pub fn reading(&self) -> (f64, &T) {
+        (self.value(), &self.with)
+    }
+
+    fn add(&self, delta: f64) {
+        // The closure always returns Some: the update cannot fail.
+        let _ = self
+            .bits
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bits| {
+                Some((f64::from_bits(bits) + delta).to_bits())
+            });
+    }
+}
+
+impl<T: Send + Sync + 'static> GaugeFn for GaugeCell<T> {
+    fn increment(&self, value: f64) {
+        self.add(value);
+    }
+
+    fn decrement(&self, value: f64) {
+        self.add(-value);
+    }
+
+    fn set(&self, value: f64) {
+        self.bits.store(value.to_bits(), Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    struct Forwarded(Mutex<Vec<u64>>);
+
+    impl CounterSink for Forwarded {
+        fn add(&self, delta: u64) {
+            self.0.lock().unwrap().push(delta);
+        }
+    }
+
+    #[test]
+    fn a_counter_forwards_only_what_is_new() {
+        let c = CounterCell::new(Forwarded(Mutex::default()));
+        c.increment(3);
+        c.absolute(2);
+        c.absolute(10);
+        assert_eq!(c.value(), 10);
+        assert_eq!(*c.sink.0.lock().unwrap(), [3, 7]);
+    }
+}

@@ -11,7 +11,7 @@ impl OtelGuard {
     /// The SDK meter provider our instruments live on; `None` after
     /// shutdown, and from [`crate::OtelBuilder::install`] with exporter
     /// `none` (nothing runs then). Create your own meters on it (use a scope
-    /// name of your own, not [`crate::METER_SCOPE`]); the guard's
+    /// name of your own, not [`crate::SCOPE_NAME`]); the guard's
     /// [`OtelGuard::shutdown`] exports their last values too.
     ///
     /// ```

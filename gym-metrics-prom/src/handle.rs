@@ -91,7 +91,7 @@ impl PrometheusHandle {
 
     /// The fleet's scrape targets as Prometheus `http_sd_configs` JSON (what
     /// the endpoint serves at `GET /sd`, with `Content-Type`
-    /// [`gym_metrics_api::backend::HTTP_SD_CONTENT_TYPE`]): the list last
+    /// `application/json`): the list last
     /// published through [`gym_metrics_api::FleetSize::publish_targets`],
     /// `[]` before that. `None` unless this is the orchestrator's handle.
     ///

@@ -602,7 +602,7 @@ impl OtelBuilder {
     /// `metrics` recorder slot from an application that fills it otherwise.
     ///
     /// ```no_run
-    /// use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
+    /// use gym_metrics_otel::{HistogramMatcher, MetricsBridgeOptions};
     /// let options = MetricsBridgeOptions::new()
     ///     .histogram_buckets(HistogramMatcher::Prefix("sandbox.".into()), vec![0.1, 1.0, 10.0])?;
     /// let guard = gym_metrics_otel::OtelBuilder::from_env()?

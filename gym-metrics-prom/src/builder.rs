@@ -264,8 +264,8 @@ impl PrometheusBuilder {
     /// dependency turning the feature on must not take the process's one
     /// `metrics` recorder slot from an application that fills it otherwise.
     ///
-    /// ```no_run
-    /// use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
+    /// ```
+    /// use gym_metrics_prom::{HistogramMatcher, MetricsBridgeOptions};
     /// let options = MetricsBridgeOptions::new()
     ///     .histogram_buckets(HistogramMatcher::Prefix("sandbox.".into()), vec![0.1, 1.0, 10.0])?;
     /// let guard = gym_metrics_prom::PrometheusBuilder::new()

@@ -35,7 +35,7 @@ use crate::exposition::Exposition;
 /// (or use it locally, as here). `stats()` says what was refused or folded.
 ///
 /// ```
-/// use gym_metrics_kit::bridge::MetricsBridgeOptions;
+/// use gym_metrics_prom::MetricsBridgeOptions;
 /// let (_r, handle) = gym_metrics_prom::PrometheusBuilder::new()
 ///     .with_metrics_bridge(MetricsBridgeOptions::new())
 ///     .build()?;

@@ -213,6 +213,31 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Whatever a password or a query value holds (URL punctuation
+        /// included, unescaped), and wherever the URL stands in a message,
+        /// neither is printed; and the host is kept unless a query without
+        /// a path holds an `@` (then it cannot be told from a user-info).
+        #[test]
+        fn no_password_or_query_value_survives(
+            password in "S[a-zA-Z0-9:?#@&=;()%!$*+,']{0,12}",
+            value in "Q[a-zA-Z0-9:?#@&=/;()%!$*+,']{0,12}",
+            before in "[a-z ()]{0,6}",
+            after in "[a-z ()]{0,6}",
+        ) {
+            let text = format!("{before}(http://u:{password}@h:1/v1?api_key={value}){after}");
+            let printed = redact_urls(&text);
+            proptest::prop_assert!(!printed.contains(&password), "{}", printed);
+            proptest::prop_assert!(!printed.contains(&value), "{}", printed);
+            let text = format!("{before}http://h:1?k={value} {after}");
+            let printed = redact_urls(&text);
+            proptest::prop_assert!(!printed.contains(&value), "{}", printed);
+            if !value.contains('@') {
+                proptest::prop_assert!(printed.contains("http://h:1?k="), "{}", printed);
+            }
+        }
+    }
+
     #[test]
     fn header_lists_keep_their_names_only() {
         assert_eq!(

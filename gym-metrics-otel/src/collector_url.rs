@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use gym_metrics_kit::redact::redact_urls;
+use gym_metrics_kit::redact::{redact_urls, REDACTED};
 use url::Url;
 
 use crate::{ConfigError, OtlpProtocol};
@@ -136,6 +136,22 @@ fn is_host_and_port(url: &str) -> bool {
     }
 }
 
+/// A URL that does not parse, fit to print: everything between the scheme
+/// and its last `@` redacted, since a password with an unescaped `/` (which
+/// ends the authority for the kit's rule) is a likely reason it failed.
+fn unparsable_shown(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            format!(
+                "{}{REDACTED}{}",
+                &url[..scheme_end + "://".len()],
+                &url[at..]
+            )
+        }
+        _ => url.to_string(),
+    }
+}
+
 /// The parsed URL, or `None` for gRPC's bare `host:port`.
 fn validate(
     source: &'static str,
@@ -178,7 +194,7 @@ fn validate(
         Err(e) => {
             return Err(ConfigError::invalid(
                 source,
-                url,
+                unparsable_shown(url),
                 format!(
                     "a URL such as {example} ({e}): a port from 1 to 65535, and `?`, `#`, `/` \
                      and `@` in a user name or password written %3F, %23, %2F and %40"
@@ -259,6 +275,7 @@ mod tests {
             "http://c:65536/v1/metrics",
             "http://u:p?w@c:4318",
             "http://u:p#w@c:4318",
+            "http://u:p/w@c:4318",
             "c:99999",
             "c:0",
         ] {

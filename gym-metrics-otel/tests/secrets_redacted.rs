@@ -186,7 +186,7 @@ fn a_query_secret_reaches_the_collector_after_the_signal_path_and_no_log_line() 
     }
 }
 
-/// Issue 26, finding 6: a password with a `?` (or `#`) unescaped is not a
+/// Issue 26, finding 6: a password with a `?` (or `#`, `/`) unescaped is not a
 /// URL's user-info to any URL parser: it is refused at start-up, and the
 /// error names the variable without the password.
 #[test]
@@ -195,6 +195,7 @@ fn a_password_with_a_question_mark_is_refused_without_printing_it() {
         ("OTEL_EXPORTER_OTLP_ENDPOINT", "p?w"),
         ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "p?w"),
         ("OTEL_EXPORTER_OTLP_ENDPOINT", "p#w"),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "p/w"),
     ] {
         let value = format!("http://u:{password}@127.0.0.1:4318/v1/metrics");
         let e = OtelBuilder::from_env_lookup(|name| (name == variable).then(|| value.clone()))

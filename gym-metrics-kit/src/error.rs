@@ -10,7 +10,7 @@ use crate::redact::redact_value;
 /// the value, and says what would have been accepted.
 ///
 /// The value is redacted when the error is made (see [`crate::redact::redact_value`]):
-/// header values and URL user-info never reach the message, `Debug`, or a
+/// header values and a URL's user-info and query values never reach the message, `Debug`, or a
 /// log line that prints the error.
 ///
 /// ```

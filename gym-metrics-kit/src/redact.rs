@@ -1,9 +1,10 @@
 //! Keeping credentials out of everything a backend prints: configuration
-//! errors, `Debug` output and log lines. Two kinds of secret reach a
+//! errors, `Debug` output and log lines. Three kinds of secret reach a
 //! backend's configuration: header values (`authorization=Bearer …` in
-//! `OTEL_EXPORTER_OTLP_HEADERS`) and the user-info of a URL
-//! (`http://user:password@host`). Header names, hosts, ports and paths stay
-//! readable, so a message still says what is wrong.
+//! `OTEL_EXPORTER_OTLP_HEADERS`), the user-info of a URL
+//! (`http://user:password@host`) and its query values (`?api_key=…`).
+//! Header and parameter names, hosts, ports and paths stay readable, so a
+//! message still says what is wrong.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -21,8 +22,8 @@ pub const REDACTED: &str = "[redacted]";
 /// `value` of the configuration `variable` (an environment variable or a
 /// builder setting), fit to print: when the variable holds headers (its name
 /// says `HEADERS`, whatever the case), every header value is replaced by
-/// [`REDACTED`]; in any value, the user-info of every URL is (see
-/// [`redact_userinfo`]).
+/// [`REDACTED`]; in any value, the user-info and the query values of every
+/// URL are (see [`redact_urls`]).
 ///
 /// ```
 /// use gym_metrics_kit::redact::redact_value;
@@ -34,6 +35,10 @@ pub const REDACTED: &str = "[redacted]";
 ///     redact_value("OTEL_EXPORTER_OTLP_ENDPOINT", "http://me:pw@c:4318"),
 ///     "http://[redacted]@c:4318",
 /// );
+/// assert_eq!(
+///     redact_value("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318?api_key=s3cret"),
+///     "http://c:4318?api_key=[redacted]",
+/// );
 /// assert_eq!(redact_value("OTEL_METRIC_EXPORT_INTERVAL", "10s"), "10s");
 /// ```
 pub fn redact_value(variable: &str, value: &str) -> String {
@@ -42,7 +47,7 @@ pub fn redact_value(variable: &str, value: &str) -> String {
     } else {
         Cow::Borrowed(value)
     };
-    redact_userinfo(&value).into_owned()
+    redact_urls(&value).into_owned()
 }
 
 /// True for a variable or setting whose value is a list of request headers.
@@ -70,34 +75,58 @@ pub fn redact_header_list(list: &str) -> String {
         .join(",")
 }
 
-/// `text` with the user-info of every URL in it (`scheme://user:password@`)
-/// replaced by [`REDACTED`], wherever the URL stands in the text (an error
-/// message from an HTTP client names the URL it failed on). Text without
-/// user-info is returned as is.
+/// `text` with the secrets of every URL in it replaced by [`REDACTED`],
+/// wherever the URL stands in the text (an error message from an HTTP
+/// client names the URL it failed on): its user-info
+/// (`scheme://user:password@`) and the value of every query parameter
+/// (`?api_key=…&tenant=…`: which names hold secrets is anyone's guess, so
+/// none is kept). The scheme, host, port, path and the parameters' names
+/// stay readable. Text without either is returned as is.
+///
+/// A URL's user-info is everything before the last `@` of its authority,
+/// and the authority is read up to the first `/`, whitespace, quote or
+/// angle bracket, so a password with an unescaped `?`, `#` or `@` is
+/// redacted whole (at worst a host is redacted with it). A query runs from
+/// the first `?` of the rest of the URL to the next whitespace, quote or
+/// angle bracket; closing parentheses at its end stay outside it (`(url)`).
 ///
 /// ```
-/// use gym_metrics_kit::redact::redact_userinfo;
+/// use gym_metrics_kit::redact::redact_urls;
 /// assert_eq!(
-///     redact_userinfo("error sending request for url (http://u:s3cret@c:4318/v1/metrics)"),
+///     redact_urls("error sending request for url (http://u:s3cret@c:4318/v1/metrics)"),
 ///     "error sending request for url (http://[redacted]@c:4318/v1/metrics)",
 /// );
-/// assert_eq!(redact_userinfo("http://c:4318/a@b"), "http://c:4318/a@b"); // `@` in the path
+/// assert_eq!(
+///     redact_urls("to http://c:4318/v1/metrics?api_key=s3cret&tenant=lab failed"),
+///     "to http://c:4318/v1/metrics?api_key=[redacted]&tenant=[redacted] failed",
+/// );
+/// assert_eq!(redact_urls("http://u:p?w@c:4318"), "http://[redacted]@c:4318");
+/// assert_eq!(redact_urls("http://c:4318/a@b"), "http://c:4318/a@b"); // `@` in the path
 /// ```
-pub fn redact_userinfo(text: &str) -> Cow<'_, str> {
+pub fn redact_urls(text: &str) -> Cow<'_, str> {
     let mut out = String::new();
     let mut copied = 0;
     let mut search = 0;
     while let Some(found) = text[search..].find("://") {
         let authority_start = search + found + "://".len();
         let rest = &text[authority_start..];
-        let authority_len = rest.find(ends_authority).unwrap_or(rest.len());
-        let authority = &rest[..authority_len];
-        if let Some(at) = authority.rfind('@') {
+        let url_len = rest.find(ends_url).unwrap_or(rest.len());
+        let authority_len = rest[..url_len].find('/').unwrap_or(url_len);
+        if let Some(at) = rest[..authority_len].rfind('@') {
             out.push_str(&text[copied..authority_start]);
             out.push_str(REDACTED);
             copied = authority_start + at;
         }
-        search = authority_start + authority_len;
+        let after_userinfo = rest[..authority_len].rfind('@').map_or(0, |at| at + 1);
+        let url = &rest[..url_len];
+        if let Some(q) = url[after_userinfo..].find('?') {
+            let query_start = authority_start + after_userinfo + q + 1;
+            let query = text[query_start..authority_start + url_len].trim_end_matches(')');
+            out.push_str(&text[copied..query_start]);
+            out.push_str(&redact_query(query));
+            copied = query_start + query.len();
+        }
+        search = authority_start + url_len;
     }
     if copied == 0 {
         return Cow::Borrowed(text);
@@ -106,9 +135,23 @@ pub fn redact_userinfo(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// A character that cannot be inside a URL's authority as printed in text.
-fn ends_authority(c: char) -> bool {
-    matches!(c, '/' | '?' | '#' | '"' | '\'' | '<' | '>' | '(' | ')') || c.is_whitespace()
+/// A query (`a=1&b`) with every value replaced by [`REDACTED`], and every
+/// parameter without `=` too (it may be a bare token).
+fn redact_query(query: &str) -> String {
+    query
+        .split('&')
+        .map(|parameter| match parameter.split_once('=') {
+            Some((name, _)) => format!("{name}={REDACTED}"),
+            None if parameter.is_empty() => String::new(),
+            None => REDACTED.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// A character that cannot be inside a URL as printed in text.
+fn ends_url(c: char) -> bool {
+    matches!(c, '"' | '<' | '>' | '`') || c.is_whitespace()
 }
 
 /// Headers as `Debug` prints them with their values replaced by
@@ -134,7 +177,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_url_loses_its_userinfo_and_keeps_the_rest() {
+    fn every_url_loses_its_secrets_and_keeps_the_rest() {
         let cases = [
             ("http://u:p@h:1/x", "http://[redacted]@h:1/x"),
             ("http://u@h", "http://[redacted]@h"),
@@ -143,8 +186,22 @@ mod tests {
             ("http://u:p@[::1]:4318", "http://[redacted]@[::1]:4318"),
             (
                 "to http://u:p@a/x and grpc://v:q@b?x",
-                "to http://[redacted]@a/x and grpc://[redacted]@b?x",
+                "to http://[redacted]@a/x and grpc://[redacted]@b?[redacted]",
             ),
+            // Issue 26: passwords with unescaped `?`, `#`, `@`, and queries.
+            ("http://u:p?w@h:1/x", "http://[redacted]@h:1/x"),
+            ("http://u:p#w@h:1", "http://[redacted]@h:1"),
+            ("http://u:p@w@h", "http://[redacted]@h"),
+            ("http://u:p?w@h?k=v", "http://[redacted]@h?k=[redacted]"),
+            (
+                "url (http://h:1/v1/metrics?api_key=s3cret&sig=a%3Db&flag)",
+                "url (http://h:1/v1/metrics?api_key=[redacted]&sig=[redacted]&[redacted])",
+            ),
+            ("http://h?token=s3cr)et", "http://h?token=[redacted]"),
+            ("\"http://h/?k=s3cret\" x", "\"http://h/?k=[redacted]\" x"),
+            ("http://h/p#frag", "http://h/p#frag"),
+            ("http://h/?k=v#frag", "http://h/?k=[redacted]"),
+            ("http://h/?", "http://h/?"),
             ("\"http://u:p@h\"", "\"http://[redacted]@h\""),
             ("no url here @ all", "no url here @ all"),
             ("http://", "http://"),
@@ -152,7 +209,32 @@ mod tests {
             ("é://ü:ö@h", "é://[redacted]@h"),
         ];
         for (text, want) in cases {
-            assert_eq!(redact_userinfo(text), want, "{text}");
+            assert_eq!(redact_urls(text), want, "{text}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever a password or a query value holds (URL punctuation
+        /// included, unescaped), and wherever the URL stands in a message,
+        /// neither is printed; and the host is kept unless a query without
+        /// a path holds an `@` (then it cannot be told from a user-info).
+        #[test]
+        fn no_password_or_query_value_survives(
+            password in "S[a-zA-Z0-9:?#@&=;()%!$*+,']{0,12}",
+            value in "Q[a-zA-Z0-9:?#@&=/;()%!$*+,']{0,12}",
+            before in "[a-z ()]{0,6}",
+            after in "[a-z ()]{0,6}",
+        ) {
+            let text = format!("{before}(http://u:{password}@h:1/v1?api_key={value}){after}");
+            let printed = redact_urls(&text);
+            proptest::prop_assert!(!printed.contains(&password), "{}", printed);
+            proptest::prop_assert!(!printed.contains(&value), "{}", printed);
+            let text = format!("{before}http://h:1?k={value} {after}");
+            let printed = redact_urls(&text);
+            proptest::prop_assert!(!printed.contains(&value), "{}", printed);
+            if !value.contains('@') {
+                proptest::prop_assert!(printed.contains("http://h:1?k="), "{}", printed);
+            }
         }
     }
 

@@ -34,6 +34,15 @@ fn variable_names() -> Vec<&'static str> {
 /// for less than a minute, so at 60 s most of its life would reach the
 /// collector only in the final export.
 pub(crate) const DEFAULT_EXPORT_INTERVAL: Duration = Duration::from_secs(10);
+/// The shortest export interval accepted (issue 26): 50 ms, twenty exports
+/// a second, two hundred times the default rate and what the fastest of
+/// our own tests and benchmarks asks for. Below it a typo (`1` for `1s`)
+/// would flood the collector (1 ms made 7,620 exports in 4 s), so it is a
+/// start-up error rather than a value clamped in silence.
+pub(crate) const MIN_EXPORT_INTERVAL: Duration = Duration::from_millis(50);
+/// What an export interval below [`MIN_EXPORT_INTERVAL`] is told.
+pub(crate) const EXPORT_INTERVAL_EXPECTED: &str =
+    "at least 50 ms between exports (the default is 10000 ms)";
 /// Default `OTEL_EXPORTER_OTLP_TIMEOUT`: 10 s, as the specification says.
 pub(crate) const DEFAULT_EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default `OTEL_METRIC_EXPORT_TIMEOUT`: 30 s, as the specification says.
@@ -51,7 +60,7 @@ pub(crate) const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 /// [`gym_metrics_api::Role::default_server`].
 ///
 /// `Debug` prints every setting but the header values and the endpoint's
-/// user-info, which it redacts.
+/// user-info and query values, which it redacts.
 ///
 /// ```
 /// use std::time::Duration;
@@ -171,11 +180,11 @@ impl OtelBuilder {
     /// | `OTEL_METRICS_EXPORTER` | `otlp` (default), `console`, `none` |
     /// | `OTEL_EXPORTER_OTLP_[METRICS_]PROTOCOL` | `http/protobuf` (default), `http/json`, `grpc` |
     /// | `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` | URL used as is |
-    /// | `OTEL_EXPORTER_OTLP_ENDPOINT` | base URL (`/v1/metrics` appended for http) |
+    /// | `OTEL_EXPORTER_OTLP_ENDPOINT` | base URL (`/v1/metrics` appended to its path for http, before its query) |
     /// | `OTEL_EXPORTER_OTLP_[METRICS_]HEADERS` | `k=v,...` request headers |
     /// | `OTEL_EXPORTER_OTLP_[METRICS_]TIMEOUT` | OTLP request timeout, ms (default 10000) |
     /// | `OTEL_METRIC_EXPORT_TIMEOUT` | one whole export, ms (default 30000) |
-    /// | `OTEL_METRIC_EXPORT_INTERVAL` | ms between exports (default 10000) |
+    /// | `OTEL_METRIC_EXPORT_INTERVAL` | ms between exports (default 10000, at least 50) |
     /// | `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` | `cumulative` (default), `delta`, `lowmemory` |
     /// | `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION` | `explicit_bucket_histogram` (default), `base2_exponential_bucket_histogram` |
     /// | `GYM_METRICS_OTEL_SHUTDOWN_TIMEOUT` | shutdown deadline, ms (default 5000) |
@@ -199,7 +208,7 @@ impl OtelBuilder {
     ///
     /// # Errors
     /// A variable with a bad value, naming the variable and the value
-    /// (header values and URL user-info redacted).
+    /// (header values and URL user-info and query values redacted).
     ///
     /// ```
     /// use gym_metrics_otel::OtelBuilder;
@@ -299,11 +308,22 @@ impl OtelBuilder {
     /// host and port for gRPC (`http://host:4317`). `https://` needs the
     /// `tls` feature (on by default; see [`OtelBuilder::certificate`]); for
     /// gRPC a bare `host:port` means TLS unless [`OtelBuilder::insecure`].
-    /// Anything else is rejected by [`OtelBuilder::install`].
+    /// A port outside 1 to 65535, a user name or password with an unescaped
+    /// `?`, `#` or `/`, and anything else is rejected by
+    /// [`OtelBuilder::build`] and [`OtelBuilder::install`]. A query string
+    /// (`?api_key=…`) is sent as given; it and the user-info are redacted
+    /// wherever the URL is printed.
+    ///
+    /// OTLP/HTTP follows no redirect: a collector's `3xx` answer is an
+    /// export failure, logged with its status, and nothing is sent to the
+    /// address it names (the payload carries the headers, API keys
+    /// included).
     ///
     /// ```
     /// let b = gym_metrics_otel::OtelBuilder::new().endpoint("http://127.0.0.1:4318/v1/metrics");
     /// assert!(format!("{b:?}").contains(r#"url: "http://127.0.0.1:4318/v1/metrics""#));
+    /// let b = gym_metrics_otel::OtelBuilder::new().endpoint("http://c:4318/v1/metrics?api_key=s3cret");
+    /// assert!(!format!("{b:?}").contains("s3cret"));
     /// ```
     pub fn endpoint(mut self, url: impl Into<String>) -> Self {
         self.endpoint = Some(CollectorUrl::Exact {
@@ -371,11 +391,19 @@ impl OtelBuilder {
     /// Python reference implementation does, so that both give a dashboard
     /// the same resolution, and because a gym server often lives for less
     /// than a minute: at 60 s, most of its life would reach the collector
-    /// only in its final export. Zero is rejected by [`OtelBuilder::build`].
+    /// only in its final export. Less than 50 ms is rejected by
+    /// [`OtelBuilder::build`] (and by [`OtelBuilder::from_env`] for the
+    /// variable), naming the setting: faster exports only load the
+    /// collector, and such a value is most likely a unit mistaken.
     ///
     /// ```
-    /// let b = gym_metrics_otel::OtelBuilder::new().export_interval(std::time::Duration::from_millis(500));
+    /// use std::time::Duration;
+    /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
+    /// let b = OtelBuilder::new().export_interval(Duration::from_millis(500));
     /// assert!(format!("{b:?}").contains("export_interval: 500ms"));
+    /// let too_fast = OtelBuilder::new().exporter(MetricsExporter::None)
+    ///     .export_interval(Duration::from_millis(1));
+    /// assert!(too_fast.build().unwrap_err().to_string().contains("export_interval"));
     /// ```
     pub fn export_interval(mut self, interval: Duration) -> Self {
         self.export_interval = interval;
@@ -646,8 +674,15 @@ impl OtelBuilder {
         gym_metrics_api::backend::check_recording_compiled_in()?;
         #[cfg(feature = "tls")]
         crate::tls::install_process_default_provider();
+        if self.export_interval < MIN_EXPORT_INTERVAL {
+            return Err(ConfigError::invalid(
+                "export_interval",
+                format!("{:?}", self.export_interval),
+                EXPORT_INTERVAL_EXPECTED,
+            )
+            .into());
+        }
         for (setting, value) in [
-            ("export_interval", self.export_interval),
             ("export_timeout", self.export_timeout),
             ("metric_export_timeout", self.metric_export_timeout),
         ] {

@@ -1,14 +1,15 @@
 //! The collector URL: exact (`OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, the
-//! builder) or a base that gets `/v1/metrics` appended for http/protobuf
-//! (`OTEL_EXPORTER_OTLP_ENDPOINT`).
+//! builder) or a base that gets `/v1/metrics` appended to its path for
+//! OTLP/HTTP (`OTEL_EXPORTER_OTLP_ENDPOINT`), before its query.
 
 use std::fmt;
 
-use gym_metrics_kit::redact::redact_userinfo;
+use gym_metrics_kit::redact::{redact_urls, REDACTED};
+use url::Url;
 
 use crate::{ConfigError, OtlpProtocol};
 
-/// How the collector's URL was given (the OTLP `endpoint`). `Debug` redacts the URL's user-info.
+/// How the collector's URL was given (the OTLP `endpoint`). `Debug` redacts the URL's user-info and query values.
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) enum CollectorUrl {
     /// Used as is.
@@ -35,38 +36,50 @@ impl fmt::Debug for CollectorUrl {
         };
         f.debug_struct(kind)
             .field("source", source)
-            .field("url", &redact_userinfo(url))
+            .field("url", &redact_urls(url))
             .finish()
     }
 }
 
 /// The URL to export to, validated: `http://` or `https://`
-/// `host[:port][/path]`, or for gRPC also a bare `host:port`, to which
-/// [`grpc_url`] gives its scheme.
+/// `[user-info@]host[:port][/path][?query]` with a port from 1 to 65535
+/// (parsed by the `url` crate, as reqwest parses it), or for gRPC also a
+/// bare `host:port`, to which [`grpc_url`] gives its scheme. A base URL
+/// gets `/v1/metrics` appended to its path for OTLP/HTTP, before its query,
+/// which is kept (`http://c:4318?k=v` → `http://c:4318/v1/metrics?k=v`).
 ///
 /// # Errors
-/// An empty host, another scheme, a bare `host:port` for OTLP/HTTP, or
-/// `https` in a build without the `tls` feature, naming where the value
-/// came from.
+/// A URL that does not parse (a port out of range, a user name or
+/// password with an unescaped `?`, `#` or `/`), an empty host, another
+/// scheme, a bare `host:port` for OTLP/HTTP, or `https` in a build without
+/// the `tls` feature, naming where the value came from (its secrets
+/// redacted).
 pub(crate) fn resolve(
     endpoint: Option<&CollectorUrl>,
     protocol: OtlpProtocol,
 ) -> Result<String, ConfigError> {
-    let (source, url) = match endpoint {
+    let (source, url, base) = match endpoint {
         None => return Ok(protocol.default_endpoint().to_string()),
-        Some(CollectorUrl::Exact { source, url }) => (*source, url.trim().to_string()),
-        Some(CollectorUrl::Base { source, url }) => {
-            let base = url.trim().trim_end_matches('/');
-            let url = if protocol.is_http() {
-                format!("{base}/v1/metrics")
-            } else {
-                base.to_string()
-            };
-            (*source, url)
-        }
+        Some(CollectorUrl::Exact { source, url }) => (*source, url.trim(), false),
+        Some(CollectorUrl::Base { source, url }) => (*source, url.trim(), true),
     };
-    validate(source, &url, protocol)?;
-    Ok(url)
+    let Some(mut parsed) = validate(source, url, protocol)? else {
+        // gRPC's bare `host:port`.
+        return Ok(url.to_string());
+    };
+    if !protocol.is_http() {
+        // tonic takes the URL as given (a base is the endpoint itself).
+        return Ok(if base {
+            url.trim_end_matches('/').to_string()
+        } else {
+            url.to_string()
+        });
+    }
+    if base {
+        let path = format!("{}/v1/metrics", parsed.path().trim_end_matches('/'));
+        parsed.set_path(&path);
+    }
+    Ok(parsed.into())
 }
 
 /// A gRPC endpoint with its scheme: a bare `host:port` gets `https://`, or
@@ -115,19 +128,42 @@ fn scheme(url: &str) -> Option<&'static str> {
 fn is_host_and_port(url: &str) -> bool {
     match url.rsplit_once(':') {
         Some((host, port)) => {
-            !host.is_empty() && !host.contains(['/', ':', ' ']) && port.parse::<u16>().is_ok()
+            !host.is_empty()
+                && !host.contains(['/', ':', ' ', '@', '?', '#'])
+                && port.parse::<u16>().is_ok_and(|p| p != 0)
         }
         None => false,
     }
 }
 
-fn validate(source: &'static str, url: &str, protocol: OtlpProtocol) -> Result<(), ConfigError> {
+/// A URL that does not parse, fit to print: everything between the scheme
+/// and its last `@` redacted, since a password with an unescaped `/` (which
+/// ends the authority for the kit's rule) is a likely reason it failed.
+fn unparsable_shown(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            format!(
+                "{}{REDACTED}{}",
+                &url[..scheme_end + "://".len()],
+                &url[at..]
+            )
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// The parsed URL, or `None` for gRPC's bare `host:port`.
+fn validate(
+    source: &'static str,
+    url: &str,
+    protocol: OtlpProtocol,
+) -> Result<Option<Url>, ConfigError> {
     let example = if protocol.is_http() {
         "http://localhost:4318/v1/metrics"
     } else {
         "http://localhost:4317"
     };
-    let rest = match scheme(url) {
+    match scheme(url) {
         Some("https") if !cfg!(feature = "tls") => {
             return Err(ConfigError::invalid(
                 source,
@@ -135,9 +171,9 @@ fn validate(source: &'static str, url: &str, protocol: OtlpProtocol) -> Result<(
                 format!("an http:// URL such as {example}: {NO_TLS}"),
             ));
         }
-        Some(s) => &url[s.len() + "://".len()..],
+        Some(_) => {}
         // gRPC's bare `host:port` (the scheme comes from `insecure`).
-        None if !protocol.is_http() && is_host_and_port(url) => url,
+        None if !protocol.is_http() && is_host_and_port(url) => return Ok(None),
         None => {
             return Err(ConfigError::invalid(
                 source,
@@ -145,16 +181,38 @@ fn validate(source: &'static str, url: &str, protocol: OtlpProtocol) -> Result<(
                 format!("an http:// or https:// URL such as {example}"),
             ));
         }
+    }
+    let no_host =
+        || ConfigError::invalid(source, url, format!("a URL with a host, such as {example}"));
+    // The `url` crate drops tabs and newlines where a client would not.
+    if url.contains(|c: char| c.is_whitespace() || c.is_control()) {
+        return Err(no_host());
+    }
+    let parsed = match Url::parse(url) {
+        Ok(parsed) => parsed,
+        Err(url::ParseError::EmptyHost) => return Err(no_host()),
+        Err(e) => {
+            return Err(ConfigError::invalid(
+                source,
+                unparsable_shown(url),
+                format!(
+                    "a URL such as {example} ({e}): a port from 1 to 65535, and `?`, `#`, `/` \
+                     and `@` in a user name or password written %3F, %23, %2F and %40"
+                ),
+            ))
+        }
     };
-    let authority = rest.split('/').next().unwrap_or_default();
-    if authority.is_empty() || authority.contains(char::is_whitespace) {
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(no_host());
+    }
+    if parsed.port() == Some(0) {
         return Err(ConfigError::invalid(
             source,
             url,
-            format!("a URL with a host, such as {example}"),
+            format!("a URL with a port from 1 to 65535, such as {example}"),
         ));
     }
-    Ok(())
+    Ok(Some(parsed))
 }
 
 #[cfg(test)]
@@ -179,6 +237,63 @@ mod tests {
             resolve(Some(&b), OtlpProtocol::Grpc).unwrap(),
             "http://c:4318"
         );
+    }
+
+    #[test]
+    fn the_signal_path_goes_before_the_query_which_is_kept() {
+        let cases = [
+            (
+                "http://c:4318?api_key=k",
+                "http://c:4318/v1/metrics?api_key=k",
+            ),
+            ("http://c:4318/?a=1&b=2", "http://c:4318/v1/metrics?a=1&b=2"),
+            (
+                "http://c:4318/otlp/?a=1",
+                "http://c:4318/otlp/v1/metrics?a=1",
+            ),
+            ("http://c:4318/otlp", "http://c:4318/otlp/v1/metrics"),
+        ];
+        for (given, want) in cases {
+            let got = resolve(Some(&base(given)), OtlpProtocol::HttpJson).unwrap();
+            assert_eq!(got, want, "{given}");
+        }
+        let exact = CollectorUrl::Exact {
+            source: "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+            url: "http://c:4318/v1/metrics?api_key=k".into(),
+        };
+        assert_eq!(
+            resolve(Some(&exact), OtlpProtocol::HttpProtobuf).unwrap(),
+            "http://c:4318/v1/metrics?api_key=k"
+        );
+    }
+
+    #[test]
+    fn a_port_out_of_range_or_a_raw_question_mark_in_a_password_is_refused() {
+        for bad in [
+            "http://c:99999",
+            "http://c:0",
+            "http://c:65536/v1/metrics",
+            "http://u:p?w@c:4318",
+            "http://u:p#w@c:4318",
+            "http://u:p/w@c:4318",
+            "c:99999",
+            "c:0",
+        ] {
+            for protocol in [OtlpProtocol::HttpProtobuf, OtlpProtocol::Grpc] {
+                let e = resolve(Some(&base(bad)), protocol).unwrap_err();
+                assert_eq!(e.variable(), "OTEL_EXPORTER_OTLP_ENDPOINT", "{bad}");
+                assert!(
+                    !e.value().contains("p?w") && !e.value().contains("p#w"),
+                    "{e}"
+                );
+            }
+        }
+        for good in ["http://c:1", "http://c:65535", "http://u:p%3Fw@c:4318"] {
+            assert!(
+                resolve(Some(&base(good)), OtlpProtocol::HttpProtobuf).is_ok(),
+                "{good}"
+            );
+        }
     }
 
     #[test]

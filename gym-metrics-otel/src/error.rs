@@ -20,7 +20,7 @@ pub enum BuildError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// The OTLP exporter rejected its configuration. The exporter's own
-    /// message, with the user-info of any URL in it redacted.
+    /// message, with the user-info and query values of any URL in it redacted.
     #[error("the OTLP exporter could not be built: {0}; check the endpoint, headers and protocol settings")]
     Exporter(String),
     /// The thread that drives gRPC exports could not be started.
@@ -47,7 +47,7 @@ impl gym_metrics_kit::install::InstallFailure for BuildError {
 
 impl From<opentelemetry_otlp::ExporterBuildError> for BuildError {
     fn from(e: opentelemetry_otlp::ExporterBuildError) -> Self {
-        BuildError::Exporter(gym_metrics_kit::redact::redact_userinfo(&e.to_string()).into_owned())
+        BuildError::Exporter(gym_metrics_kit::redact::redact_urls(&e.to_string()).into_owned())
     }
 }
 
@@ -70,7 +70,7 @@ pub enum ShutdownError {
         deadline: Duration,
     },
     /// The final export (or the exporter's shutdown) failed; the SDK's
-    /// message, URL user-info redacted.
+    /// message, URL user-info and query values redacted.
     #[error("the final export failed: {0}; check that the collector is reachable at the configured endpoint")]
     Export(String),
 }
@@ -90,7 +90,7 @@ pub enum FlushError {
         /// The deadline that passed.
         deadline: Duration,
     },
-    /// The export failed; the SDK's message, URL user-info redacted.
+    /// The export failed; the SDK's message, URL user-info and query values redacted.
     #[error(
         "the export failed: {0}; check that the collector is reachable at the configured endpoint"
     )]

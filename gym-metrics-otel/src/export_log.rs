@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use gym_metrics_kit::redact::redact_userinfo;
+use gym_metrics_kit::redact::redact_urls;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::data::ResourceMetrics;
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
@@ -19,8 +19,9 @@ pub(crate) const LOG_TARGET: &str = "gym_metrics_otel";
 const REMINDER_EVERY: Duration = Duration::from_secs(60);
 
 /// Wraps an exporter and logs its failures, rate-limited. Nothing it logs
-/// carries the user-info of a URL (`http://user:password@`): the
-/// destination is redacted when it is wrapped, each error as it is logged.
+/// carries the user-info or a query value of a URL (`http://user:password@`,
+/// `?api_key=…`): the destination is redacted when it is wrapped, each
+/// error as it is logged.
 pub(crate) struct LoggedExporter<E> {
     inner: E,
     destination: String,
@@ -38,7 +39,7 @@ impl<E: PushMetricExporter> LoggedExporter<E> {
     pub(crate) fn new(inner: E, destination: &str) -> Self {
         Self {
             inner,
-            destination: redact_userinfo(destination).into_owned(),
+            destination: redact_urls(destination).into_owned(),
             state: Mutex::new(FailureState::default()),
         }
     }
@@ -58,7 +59,7 @@ impl<E: PushMetricExporter> LoggedExporter<E> {
                 *state = FailureState::default();
             }
             Err(e) => {
-                let e = redact_userinfo(&e.to_string()).into_owned();
+                let e = redact_urls(&e.to_string()).into_owned();
                 state.failures_in_a_row += 1;
                 let due = state
                     .last_logged

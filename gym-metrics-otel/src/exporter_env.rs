@@ -6,8 +6,11 @@
 use std::time::Duration;
 
 use gym_metrics_kit::env::{
-    parse_bool, parse_key_values, parse_millis, Booleans, EnvVars, OtelEnv, TlsEnv,
+    parse_bool, parse_key_values, parse_millis, parse_millis_at_least, Booleans, EnvVars, OtelEnv,
+    TlsEnv,
 };
+
+use crate::builder::{EXPORT_INTERVAL_EXPECTED, MIN_EXPORT_INTERVAL};
 
 use crate::collector_url::{self, CollectorUrl};
 #[cfg(doc)]
@@ -135,7 +138,11 @@ impl ExporterEnv {
         }
         env.export_timeout = millis(first(METRICS_TIMEOUT, TIMEOUT))?;
         env.metric_export_timeout = millis(get(METRIC_EXPORT_TIMEOUT))?;
-        env.export_interval = millis(get(EXPORT_INTERVAL))?;
+        env.export_interval = get(EXPORT_INTERVAL)
+            .map(|(name, v)| {
+                parse_millis_at_least(name, v, MIN_EXPORT_INTERVAL, EXPORT_INTERVAL_EXPECTED)
+            })
+            .transpose()?;
         if let Some((name, v)) = get(TEMPORALITY) {
             env.temporality = Some(TemporalityPreference::parse(name, v)?);
         }
@@ -272,11 +279,14 @@ mod tests {
             (PROTOCOL, "carrier-pigeon"),
             (METRICS_ENDPOINT, "ftp://c:4318/v1/metrics"),
             (ENDPOINT, "localhost:4318"),
+            (ENDPOINT, "http://c:99999"),
+            (METRICS_ENDPOINT, "http://c:0/v1/metrics"),
             (METRICS_TIMEOUT, "-1"),
             (TIMEOUT, "0"),
             (METRIC_EXPORT_TIMEOUT, "30s"),
             (METRIC_EXPORT_TIMEOUT, "0"),
             (EXPORT_INTERVAL, "10s"),
+            (EXPORT_INTERVAL, "1"),
             (TEMPORALITY, "weekly"),
             (HISTOGRAM_AGGREGATION, "linear"),
             (SHUTDOWN_TIMEOUT, "forever"),

@@ -155,9 +155,10 @@ impl OtelGuard {
     }
 }
 
-/// The SDK's error as text, the user-info of any URL in it redacted.
+/// The SDK's error as text, the user-info and query values of any URL in
+/// it redacted.
 fn redacted(e: &impl fmt::Display) -> String {
-    gym_metrics_kit::redact::redact_userinfo(&e.to_string()).into_owned()
+    gym_metrics_kit::redact::redact_urls(&e.to_string()).into_owned()
 }
 
 impl Drop for OtelGuard {

@@ -50,6 +50,7 @@ mod guard;
 mod gym_settings;
 mod histogram_aggregation;
 mod http_attributes;
+mod http_client;
 mod meter_provider;
 #[cfg(feature = "metrics-bridge")]
 mod metrics_bridge;

@@ -125,9 +125,10 @@ fn add_reader(
     })
 }
 
-/// OTLP/HTTP's client: ours, on rustls with the TLS files loaded and
-/// checked (always ours, also for `http://`: reqwest is built without a
-/// crypto provider of its own).
+/// OTLP/HTTP's client: ours, following no redirect (see
+/// [`crate::http_client`]), on rustls with the TLS files loaded and checked
+/// (also for `http://`: reqwest is built without a crypto provider of its
+/// own).
 #[cfg(feature = "tls")]
 fn http_transport<B: WithHttpConfig>(
     builder: B,
@@ -140,16 +141,17 @@ fn http_transport<B: WithHttpConfig>(
     Ok(builder.with_http_client(client))
 }
 
-/// Without the `tls` feature: the exporter's own plain client, and no TLS file.
+/// Without the `tls` feature: our plain client, following no redirect (see
+/// [`crate::http_client`]), and no TLS file.
 #[cfg(not(feature = "tls"))]
 fn http_transport<B: WithHttpConfig>(
     builder: B,
     tls: &TlsEnv,
     _url: &str,
-    _timeout: Duration,
+    timeout: Duration,
 ) -> Result<B, BuildError> {
     reject_without_tls(tls)?;
-    Ok(builder)
+    Ok(builder.with_http_client(crate::http_client::build(timeout, |b| b)?))
 }
 
 /// gRPC's TLS: the files loaded and checked, and tonic's TLS configuration

@@ -85,9 +85,8 @@ impl ClientTls {
         Ok(Self { ca, identity })
     }
 
-    /// The blocking HTTP client for OTLP/HTTP, with `timeout` per request.
-    /// Built on a thread of its own, as the exporter builds its default one:
-    /// reqwest's blocking client must not be made inside an async runtime.
+    /// The blocking HTTP client for OTLP/HTTP, with `timeout` per request,
+    /// following no redirect (see [`crate::http_client`]).
     ///
     /// # Errors
     /// The platform's trust store is empty (for an `https` endpoint without
@@ -98,24 +97,7 @@ impl ClientTls {
         timeout: Duration,
     ) -> Result<reqwest::blocking::Client, BuildError> {
         let config = self.rustls_config(https)?;
-        std::thread::Builder::new()
-            .name("gym-metrics-otel-http-client".into())
-            .spawn(move || {
-                reqwest::blocking::Client::builder()
-                    .timeout(timeout)
-                    .tls_backend_preconfigured(config)
-                    .build()
-            })
-            .map_err(|e| {
-                BuildError::Exporter(format!(
-                    "cannot start a thread to build the HTTP client: {e}"
-                ))
-            })?
-            .join()
-            .map_err(|_| {
-                BuildError::Exporter("the thread building the HTTP client panicked".into())
-            })?
-            .map_err(|e| BuildError::Exporter(format!("the HTTP client could not be built: {e}")))
+        crate::http_client::build(timeout, move |b| b.tls_backend_preconfigured(config))
     }
 
     /// tonic's TLS configuration for a gRPC `https` endpoint.

@@ -23,6 +23,21 @@ fn assert_redacted(printed: &str, must_name: &str) {
     );
 }
 
+/// The warnings naming `destination`, once there is one (at most 20 s).
+fn wait_for_warnings(log: &CountingLogger, destination: &str) -> Vec<String> {
+    let ours = || -> Vec<String> {
+        log.lines(log::Level::Warn)
+            .into_iter()
+            .filter(|l| l.contains(destination))
+            .collect()
+    };
+    let waiting_since = Instant::now();
+    while ours().is_empty() && waiting_since.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    ours()
+}
+
 fn build_error(builder: OtelBuilder) -> BuildError {
     match builder.build() {
         Err(e) => e,
@@ -113,13 +128,8 @@ fn export_failures_are_logged_and_returned_without_the_userinfo() {
         .build()
         .unwrap();
     recorder.record_rollout_duration_ms(120.0);
-    let waiting_since = Instant::now();
-    while log.lines(log::Level::Warn).is_empty()
-        && waiting_since.elapsed() < Duration::from_secs(20)
-    {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let warnings = log.lines(log::Level::Warn);
+    // This test's lines: the other tests of this binary log too.
+    let warnings = wait_for_warnings(log, &format!("127.0.0.1:{port}"));
     assert!(!warnings.is_empty(), "no export failure was logged");
     for line in &warnings {
         assert_redacted(
@@ -131,4 +141,96 @@ fn export_failures_are_logged_and_returned_without_the_userinfo() {
         .shutdown()
         .expect_err("nothing listens: the final export fails");
     assert_redacted(&format!("{e} / {e:?}"), "export");
+}
+
+/// Issue 26, finding 6: a secret in the endpoint's query string
+/// (`?api_key=…`) reaches the collector where it belongs, after the signal
+/// path, and no log line; the warnings still name the collector.
+#[test]
+fn a_query_secret_reaches_the_collector_after_the_signal_path_and_no_log_line() {
+    let log = CountingLogger::install();
+    let collector = support::fake_collector::FakeCollector::start(
+        support::fake_collector::Answer::InternalError,
+    );
+    let base = format!("http://127.0.0.1:{}?api_key={SECRET}", collector.port());
+    let (recorder, guard) = OtelBuilder::from_env_lookup(|name| {
+        (name == "OTEL_EXPORTER_OTLP_ENDPOINT").then(|| base.clone())
+    })
+    .unwrap()
+    .export_interval(Duration::from_millis(100))
+    .export_timeout(Duration::from_millis(500))
+    .shutdown_timeout(Duration::from_secs(3))
+    .build()
+    .unwrap();
+    recorder.record_rollout_duration_ms(120.0);
+    let destination = format!("127.0.0.1:{}/v1/metrics?api_key=", collector.port());
+    let ours = wait_for_warnings(log, &destination);
+    assert!(!ours.is_empty(), "no export failure was logged");
+    let e = guard
+        .shutdown()
+        .expect_err("the collector answers 500: the final export fails");
+    assert_redacted(&format!("{e} / {e:?}"), "export");
+    let targets = collector.targets();
+    assert!(
+        targets
+            .iter()
+            .all(|t| *t == format!("/v1/metrics?api_key={SECRET}")),
+        "{targets:?}"
+    );
+    assert!(!targets.is_empty(), "no export reached the collector");
+    for line in &ours {
+        assert_redacted(line, &format!("{destination}[redacted]"));
+    }
+    for line in log.lines(log::Level::Warn) {
+        assert!(!line.contains(SECRET), "a secret was printed: {line}");
+    }
+}
+
+/// Issue 26, finding 6: a password with a `?` (or `#`, `/`) unescaped is not a
+/// URL's user-info to any URL parser: it is refused at start-up, and the
+/// error names the variable without the password.
+#[test]
+fn a_password_with_a_question_mark_is_refused_without_printing_it() {
+    for (variable, password) in [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "p?w"),
+        ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "p?w"),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "p#w"),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "p/w"),
+    ] {
+        let value = format!("http://u:{password}@127.0.0.1:4318/v1/metrics");
+        let e = OtelBuilder::from_env_lookup(|name| (name == variable).then(|| value.clone()))
+            .unwrap_err();
+        assert_eq!(e.variable(), variable);
+        let printed = format!("{e} / {e:?}");
+        assert!(!printed.contains(password), "{printed}");
+        assert!(printed.contains("127.0.0.1:4318"), "{printed}");
+    }
+    let e = build_error(OtelBuilder::new().endpoint("http://u:p?w@127.0.0.1:4318/v1/metrics"));
+    let printed = format!("{e} / {e:?}");
+    assert!(
+        !printed.contains("p?w") && printed.contains("endpoint"),
+        "{printed}"
+    );
+}
+
+/// Issue 26, finding 6: a port outside 1..=65535 is a start-up error naming
+/// the variable, not an exporter that fails at every export.
+#[test]
+fn a_port_out_of_range_is_a_start_up_error() {
+    for variable in [
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    ] {
+        for port in ["99999", "0"] {
+            let value = format!("http://127.0.0.1:{port}/v1/metrics");
+            let e = OtelBuilder::from_env_lookup(|name| (name == variable).then(|| value.clone()))
+                .err()
+                .unwrap_or_else(|| panic!("{variable}={value} was accepted"));
+            assert_eq!(e.variable(), variable);
+            assert!(e.to_string().contains(&value), "{e}");
+        }
+    }
+    let e = build_error(OtelBuilder::new().endpoint("http://127.0.0.1:99999/v1/metrics"));
+    assert!(matches!(e, BuildError::Config(_)), "{e:?}");
+    assert!(e.to_string().contains("endpoint"), "{e}");
 }

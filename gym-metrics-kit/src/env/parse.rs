@@ -101,6 +101,38 @@ pub fn parse_millis(variable: &'static str, value: &str) -> Result<Duration, Con
     }
 }
 
+/// `value` of `variable` as a duration of at least `least`: a whole number
+/// of milliseconds, as [`parse_millis`] reads it, bounded below (an export
+/// interval, where a tiny value floods the collector).
+///
+/// # Errors
+/// What [`parse_millis`] refuses, and a value under `least`, naming the
+/// variable, the value and `expected`.
+///
+/// ```
+/// use std::time::Duration;
+/// use gym_metrics_kit::env::parse_millis_at_least;
+/// let least = Duration::from_millis(50);
+/// let expected = "at least 50 ms";
+/// assert_eq!(
+///     parse_millis_at_least("OTEL_METRIC_EXPORT_INTERVAL", "50", least, expected),
+///     Ok(least),
+/// );
+/// let e = parse_millis_at_least("OTEL_METRIC_EXPORT_INTERVAL", "1", least, expected).unwrap_err();
+/// assert_eq!(e.expected(), "at least 50 ms");
+/// ```
+pub fn parse_millis_at_least(
+    variable: &'static str,
+    value: &str,
+    least: Duration,
+    expected: &'static str,
+) -> Result<Duration, ConfigError> {
+    match parse_millis(variable, value)? {
+        d if d < least => Err(ConfigError::invalid(variable, value, expected)),
+        d => Ok(d),
+    }
+}
+
 /// `value` of `variable` as a comma-separated `key=value` list
 /// (`OTEL_RESOURCE_ATTRIBUTES`, `OTEL_EXPORTER_OTLP_HEADERS`): whitespace
 /// around entries trimmed, empty entries skipped, values percent-decoded.
@@ -153,6 +185,27 @@ mod tests {
         for bad in ["-1", "0", "30s", "1.5", "forever"] {
             let e = parse_millis("V", bad).unwrap_err();
             assert!(e.to_string().contains(bad), "{e}");
+        }
+    }
+
+    #[test]
+    fn bounded_millis_refuse_what_is_below_the_bound() {
+        let least = Duration::from_millis(50);
+        assert_eq!(parse_millis_at_least("V", "50", least, "x"), Ok(least));
+        assert_eq!(
+            parse_millis_at_least("V", " 60000 ", least, "x"),
+            Ok(Duration::from_secs(60))
+        );
+        for bad in ["1", "49"] {
+            let e = parse_millis_at_least("V", bad, least, "at least 50").unwrap_err();
+            assert_eq!(e.expected(), "at least 50");
+            assert!(e.to_string().contains(bad), "{e}");
+        }
+        for bad in ["0", "10s", "-5"] {
+            assert!(
+                parse_millis_at_least("V", bad, least, "x").is_err(),
+                "{bad}"
+            );
         }
     }
 

@@ -48,3 +48,28 @@ fn without_the_tls_feature_https_is_rejected() {
         "{e}"
     );
 }
+
+/// Issue 26, finding 9: an export interval below the floor (50 ms) is
+/// refused at start-up, naming the variable or setting, instead of
+/// exporting a thousand times a second.
+#[test]
+fn an_export_interval_below_the_floor_is_refused() {
+    for ms in [1, 49] {
+        let e = config_error(OtelBuilder::new().export_interval(Duration::from_millis(ms)));
+        assert!(e.contains("export_interval") && e.contains("50"), "{e}");
+        let value = ms.to_string();
+        let e = OtelBuilder::from_env_lookup(|name| {
+            (name == "OTEL_METRIC_EXPORT_INTERVAL").then(|| value.clone())
+        })
+        .err()
+        .unwrap_or_else(|| panic!("OTEL_METRIC_EXPORT_INTERVAL={ms} was accepted"));
+        assert_eq!(e.variable(), "OTEL_METRIC_EXPORT_INTERVAL");
+        assert!(e.expected().contains("50"), "{e}");
+    }
+    let (_recorder, guard) = OtelBuilder::new()
+        .exporter(gym_metrics_otel::MetricsExporter::None)
+        .export_interval(Duration::from_millis(50))
+        .build()
+        .expect("the floor itself is accepted");
+    guard.shutdown().expect("nothing to flush");
+}

@@ -28,6 +28,9 @@ pub enum Answer {
     TooManyRequests,
     /// 200 like [`Answer::Ok`], but only after this delay (a slow collector).
     Slow(Duration),
+    /// 307 Temporary Redirect to `http://127.0.0.1:<port>/v1/metrics`
+    /// (the collector's own port makes a loop); the request is dropped.
+    Redirect(u16),
 }
 
 #[derive(Default)]
@@ -36,6 +39,7 @@ struct Shared {
     attempts: AtomicUsize,
     accepted: Mutex<Vec<ExportMetricsServiceRequest>>,
     last_headers: Mutex<Vec<(String, String)>>,
+    targets: Mutex<Vec<String>>,
     connections: Mutex<Vec<TcpStream>>,
     slow_answered: Mutex<Vec<ExportMetricsServiceRequest>>,
     accepted_json: Mutex<Vec<serde_json::Value>>,
@@ -62,6 +66,10 @@ impl FakeCollector {
         c
     }
 
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     pub fn endpoint(&self) -> String {
         format!("http://127.0.0.1:{}/v1/metrics", self.port)
     }
@@ -84,6 +92,11 @@ impl FakeCollector {
     /// Requests a [`Answer::Slow`] collector answered 200 (late), decoded.
     pub fn slow_answered(&self) -> Vec<ExportMetricsServiceRequest> {
         self.shared.slow_answered.lock().unwrap().clone()
+    }
+
+    /// The request target (`/v1/metrics?…`) of every request, in order.
+    pub fn targets(&self) -> Vec<String> {
+        self.shared.targets.lock().unwrap().clone()
     }
 
     /// The headers of the latest request, names lower-cased.
@@ -165,7 +178,7 @@ fn handle(stream: TcpStream, shared: &Shared) {
     loop {
         let mut content_length = 0usize;
         let mut headers = Vec::new();
-        let mut first = true;
+        let mut target = None;
         loop {
             let mut line = String::new();
             match reader.read_line(&mut line) {
@@ -175,8 +188,9 @@ fn handle(stream: TcpStream, shared: &Shared) {
             if line == "\r\n" {
                 break;
             }
-            if first {
-                first = false;
+            if target.is_none() {
+                let mut words = line.split_whitespace();
+                target = Some(words.nth(1).unwrap_or_default().to_string());
                 continue;
             }
             if let Some((k, v)) = line.split_once(':') {
@@ -194,9 +208,21 @@ fn handle(stream: TcpStream, shared: &Shared) {
             .iter()
             .any(|(k, v)| k == "content-type" && v.starts_with("application/json"));
         *shared.last_headers.lock().unwrap() = headers;
+        shared
+            .targets
+            .lock()
+            .unwrap()
+            .push(target.unwrap_or_default());
         shared.attempts.fetch_add(1, Ordering::SeqCst);
         let answer = shared.answer.lock().unwrap().unwrap_or(Answer::Ok);
+        let redirect;
         let response: &[u8] = match answer {
+            Answer::Redirect(port) => {
+                redirect = format!(
+                    "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:{port}/v1/metrics\r\nContent-Length: 0\r\n\r\n"
+                );
+                redirect.as_bytes()
+            }
             Answer::Ok if json => {
                 let doc: serde_json::Value = serde_json::from_slice(&body).unwrap();
                 shared.accepted_json.lock().unwrap().push(doc);

@@ -31,6 +31,7 @@
 #[cfg(feature = "metrics-bridge")]
 pub mod bridge;
 pub mod env;
+pub mod file;
 mod error;
 pub mod install;
 pub mod naming;

@@ -174,7 +174,10 @@ mod tests {
             load_certificates(Path::new("/dev/zero")).unwrap_err(),
             load_private_key(Path::new("/dev/zero")).unwrap_err(),
         ] {
-            assert!(matches!(&e, PemError::Unreadable(io) if io.kind() == std::io::ErrorKind::FileTooLarge), "{e}");
+            assert!(
+                matches!(&e, PemError::Unreadable(io) if io.kind() == std::io::ErrorKind::FileTooLarge),
+                "{e}"
+            );
             assert!(e.to_string().contains("more than"), "{e}");
         }
         assert!(started.elapsed() < std::time::Duration::from_secs(10));

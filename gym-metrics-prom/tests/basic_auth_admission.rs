@@ -74,11 +74,12 @@ fn a_flood_of_fresh_wrong_passwords_does_not_starve_a_new_right_one() {
                         u => format!("user{u}"),
                     };
                     let wrong = basic(&user, &format!("guess {t} {i}"));
-                    let counter = match exchange(addr, "GET", "/metrics", &[("Authorization", &wrong)]) {
-                        Ok(r) if r.status == 401 => &refused,
-                        Ok(r) if r.status == 429 => &busy,
-                        _ => &other,
-                    };
+                    let counter =
+                        match exchange(addr, "GET", "/metrics", &[("Authorization", &wrong)]) {
+                            Ok(r) if r.status == 401 => &refused,
+                            Ok(r) if r.status == 429 => &busy,
+                            _ => &other,
+                        };
                     counter.fetch_add(1, Ordering::Relaxed);
                 }
             })

@@ -61,7 +61,13 @@ fn a_low_cost_user_fails_as_slowly_as_an_unknown_one_and_long_passwords_are_refu
     );
 
     // 72 bytes are bcrypt's whole reach: they pass, and anything longer is refused.
-    let ok = exchange(addr, "GET", "/metrics", &[("Authorization", &basic("long", &long))]).unwrap();
+    let ok = exchange(
+        addr,
+        "GET",
+        "/metrics",
+        &[("Authorization", &basic("long", &long))],
+    )
+    .unwrap();
     assert_eq!(ok.status, 200);
     let tailed = basic("long", &format!("{long}any tail"));
     let r = exchange(addr, "GET", "/metrics", &[("Authorization", &tailed)]).unwrap();

@@ -162,9 +162,19 @@ impl BasicAuth {
         let users = users
             .into_iter()
             .map(|(name, hash)| {
-                let padding = pads.range(cost_of(&hash)..).map(|(_, h)| h.clone()).collect();
+                let padding = pads
+                    .range(cost_of(&hash)..)
+                    .map(|(_, h)| h.clone())
+                    .collect();
                 let lane = Arc::new(Semaphore::new(1));
-                (name, User { hash, padding, lane })
+                (
+                    name,
+                    User {
+                        hash,
+                        padding,
+                        lane,
+                    },
+                )
             })
             .collect();
         Ok(Self {
@@ -419,9 +429,8 @@ mod tests {
             ("high".to_string(), bcrypt::hash("x", 7).unwrap()),
         ]);
         let a = BasicAuth::new(users, std::path::Path::new("web.yml")).unwrap();
-        let costs = |u: &str| -> Vec<u32> {
-            a.users[u].padding.iter().map(|h| cost_of(h)).collect()
-        };
+        let costs =
+            |u: &str| -> Vec<u32> { a.users[u].padding.iter().map(|h| cost_of(h)).collect() };
         // 2^4 + 2^4 + 2^5 + 2^6 = 2^7: the same work as the highest cost.
         assert_eq!(costs("low"), [4, 5, 6]);
         assert!(costs("high").is_empty());
@@ -444,10 +453,7 @@ mod tests {
         assert_eq!(check(&a, &basic("prom", &long)), Verdict::Granted);
         // bcrypt would read only the first 72 bytes and accept this.
         let tailed = format!("{long}anything");
-        assert_eq!(
-            bcrypt::verify(&tailed, &a.users["prom"].hash).unwrap(),
-            true
-        );
+        assert!(bcrypt::verify(&tailed, &a.users["prom"].hash).unwrap());
         assert_eq!(check(&a, &basic("prom", &tailed)), Verdict::Wrong);
     }
 }

@@ -439,22 +439,36 @@ mod tests {
 
         std::fs::set_permissions(&s.key_file, std::fs::Permissions::from_mode(0o644)).unwrap();
         let found = weaknesses(&s).join("\n");
-        assert!(found.contains("readable by group or others (mode 644)") && found.contains("s.key"), "{found}");
+        assert!(
+            found.contains("readable by group or others (mode 644)") && found.contains("s.key"),
+            "{found}"
+        );
 
         std::fs::set_permissions(&s.key_file, std::fs::Permissions::from_mode(0o600)).unwrap();
         let key = KeyPair::generate().unwrap();
         let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
         params.not_before = rcgen::date_time_ymd(2000, 1, 1);
         params.not_after = rcgen::date_time_ymd(2001, 1, 1);
-        std::fs::write(&s.cert_file, params.signed_by(&key, &server_ca.issuer).unwrap().pem()).unwrap();
+        std::fs::write(
+            &s.cert_file,
+            params.signed_by(&key, &server_ca.issuer).unwrap().pem(),
+        )
+        .unwrap();
         std::fs::write(&s.key_file, key.serialize_pem()).unwrap();
         server_config(&s).unwrap();
         let found = weaknesses(&s).join("\n");
-        assert!(found.contains("expired") && found.contains("s.crt"), "{found}");
+        assert!(
+            found.contains("expired") && found.contains("s.crt"),
+            "{found}"
+        );
 
         params.not_before = rcgen::date_time_ymd(2990, 1, 1);
         params.not_after = rcgen::date_time_ymd(2991, 1, 1);
-        std::fs::write(&s.cert_file, params.signed_by(&key, &server_ca.issuer).unwrap().pem()).unwrap();
+        std::fs::write(
+            &s.cert_file,
+            params.signed_by(&key, &server_ca.issuer).unwrap().pem(),
+        )
+        .unwrap();
         assert!(weaknesses(&s).join("\n").contains("not valid before"));
 
         // The CA's own certificate served as the server's.

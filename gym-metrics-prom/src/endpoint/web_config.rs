@@ -170,13 +170,16 @@ impl WebConfig {
     /// assert!(e.to_string().contains("/nonexistent/web.yml"));
     /// ```
     pub fn load(file: &Path) -> Result<Self, WebConfigError> {
-        let unreadable = |source| WebConfigError::Unreadable {
+        let unreadable = |source| {
+            WebConfigError::Unreadable {
             what: format!("the web configuration file ({WEB_CONFIG_FILE_VAR}, PrometheusBuilder::web_config_file)"),
             file: file.to_path_buf(),
             source,
+        }
         };
         // Never more than the bound (`/dev/zero` is not read for ever).
-        let text = gym_metrics_kit::file::read_bounded(file, MOST_CONFIG_BYTES).map_err(unreadable)?;
+        let text =
+            gym_metrics_kit::file::read_bounded(file, MOST_CONFIG_BYTES).map_err(unreadable)?;
         let text = String::from_utf8(text).map_err(|_| WebConfigError::Syntax {
             file: file.to_path_buf(),
             message: "not UTF-8 text".into(),
@@ -517,19 +520,38 @@ mod tests {
         let e = parse(&format!("basic_auth_users:\n  prom: '{hash}'\n")).unwrap_err();
         assert!(started.elapsed() < std::time::Duration::from_secs(1));
         let e = e.to_string();
-        assert!(e.contains("basic_auth_users.prom") && e.contains("cost 31") && e.contains("16"), "{e}");
+        assert!(
+            e.contains("basic_auth_users.prom") && e.contains("cost 31") && e.contains("16"),
+            "{e}"
+        );
         assert!(!e.contains(&hash), "{e}");
-        parse(&format!("basic_auth_users:\n  prom: '{}'\n", HASH.replacen("$04$", "$16$", 1))).unwrap();
+        parse(&format!(
+            "basic_auth_users:\n  prom: '{}'\n",
+            HASH.replacen("$04$", "$16$", 1)
+        ))
+        .unwrap();
     }
 
     #[test]
     fn deep_nesting_and_endless_files_are_refused_quickly() {
         let started = std::time::Instant::now();
         let e = parse(&"[".repeat(100_000)).unwrap_err().to_string();
-        assert!(e.contains("nested") && e.contains("/etc/gym/web.yml"), "{e}");
-        let e = WebConfig::load(Path::new("/dev/zero")).unwrap_err().to_string();
-        assert!(e.contains("/dev/zero") && e.contains("more than 1048576 bytes"), "{e}");
-        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(
+            e.contains("nested") && e.contains("/etc/gym/web.yml"),
+            "{e}"
+        );
+        let e = WebConfig::load(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/dev/zero") && e.contains("more than 1048576 bytes"),
+            "{e}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
         // Shallow flow collections are still YAML.
         parse("basic_auth_users: {}\n").unwrap();
     }

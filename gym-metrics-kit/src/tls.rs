@@ -13,6 +13,13 @@ use crate::file::read_bounded;
 
 /// The largest PEM file read (a system CA bundle is about 200 KiB): a
 /// larger one, or `/dev/zero`, is [`PemError::Unreadable`] saying so.
+///
+/// ```
+/// use gym_metrics_kit::tls::{load_certificates, PemError, MOST_PEM_BYTES};
+/// assert_eq!(MOST_PEM_BYTES, 4 << 20);
+/// let e = load_certificates("/dev/zero".as_ref()).unwrap_err();
+/// assert!(matches!(e, PemError::Unreadable(_)) && e.to_string().contains("more than"), "{e}");
+/// ```
 pub const MOST_PEM_BYTES: u64 = 4 << 20;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 

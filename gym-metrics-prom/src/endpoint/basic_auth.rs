@@ -33,14 +33,13 @@
 //!   is never longer than the endpoint's connection cap. (The old bound, 8
 //!   waiting then 429 at once, let 32 flooding threads keep the line full
 //!   so that a new right password was refused every time.)
-//! - Each configured user has a lane of its own, and all unknown users share
-//!   one: a lane lets one check at a time into the line, so the line holds at
-//!   most one check per lane and a lane's next check waits for at most one
-//!   check of every other lane. A flood under unknown names, or under
-//!   another user's name, delays a user's first check by about one bcrypt;
-//!   a flood under the same user's name by one bcrypt per check ahead of it
-//!   in that lane, at most the connection cap's worth (12 connections under
-//!   a 64-descriptor limit: about 0.7 s at cost 10).
+//! - So a check waits for at most the checks already in line when it came,
+//!   one bcrypt each: at most the connection cap's worth (12 connections
+//!   under a 64-descriptor limit: about 0.7 s at cost 10), whatever the
+//!   names and however many the flooding threads. (Lanes per user served in
+//!   turn were tried: they shorten the wait of a user nobody floods, but a
+//!   check behind `k` others of its own user then waits `k` rounds of every
+//!   lane, worse than the line; the line's bound holds for all.)
 //! - A check that waited [`MOST_WAIT`] is answered 429 (`Retry-After: 1`),
 //!   so no request waits for ever.
 //!
@@ -91,19 +90,17 @@ pub(crate) enum Verdict {
     Busy,
 }
 
-/// A configured user: its hash, the dummy hashes that pad its check to the
-/// highest cost, and its lane.
+/// A configured user: its hash, and the dummy hashes that pad its check to
+/// the highest cost.
 struct User {
     hash: String,
     padding: Vec<String>,
-    lane: Arc<Semaphore>,
 }
 
 /// The configured users and the verdict cache.
 pub(crate) struct BasicAuth {
     users: HashMap<String, User>,
     dummy_hash: String,
-    unknown_lane: Arc<Semaphore>,
     cache_key: hmac::Key,
     cache: Mutex<Cache>,
     bcrypt_slot: Arc<Semaphore>,
@@ -166,21 +163,12 @@ impl BasicAuth {
                     .range(cost_of(&hash)..)
                     .map(|(_, h)| h.clone())
                     .collect();
-                let lane = Arc::new(Semaphore::new(1));
-                (
-                    name,
-                    User {
-                        hash,
-                        padding,
-                        lane,
-                    },
-                )
+                (name, User { hash, padding })
             })
             .collect();
         Ok(Self {
             users,
             dummy_hash,
-            unknown_lane: Arc::new(Semaphore::new(1)),
             cache_key,
             cache: Mutex::new(Cache::default()),
             bcrypt_slot: Arc::new(Semaphore::new(1)),
@@ -202,13 +190,8 @@ impl BasicAuth {
         let known = std::str::from_utf8(&user)
             .ok()
             .and_then(|u| self.users.get(u));
-        let lane = known.map_or(&self.unknown_lane, |u| &u.lane);
-        let turn = async {
-            let lane = Arc::clone(lane).acquire_owned().await.ok()?;
-            let slot = Arc::clone(&self.bcrypt_slot).acquire_owned().await.ok()?;
-            Some((lane, slot))
-        };
-        let Ok(Some(permits)) = tokio::time::timeout(MOST_WAIT, turn).await else {
+        let turn = Arc::clone(&self.bcrypt_slot).acquire_owned();
+        let Ok(Ok(permit)) = tokio::time::timeout(MOST_WAIT, turn).await else {
             return Verdict::Busy;
         };
         // The same credentials may have been checked while this one waited.
@@ -219,10 +202,10 @@ impl BasicAuth {
             Some(u) => (u.hash.clone(), u.padding.clone()),
             None => (self.dummy_hash.clone(), Vec::new()),
         };
-        // The permits go with the work: a client that hangs up does not
+        // The permit goes with the work: a client that hangs up does not
         // free the slot while its bcrypt still runs.
         let verified = tokio::task::spawn_blocking(move || {
-            let _permits = permits;
+            let _permit = permit;
             let verified = bcrypt::verify(&password, &hash).unwrap_or(false);
             for pad in &padding {
                 // Work only: its verdict is always false.

@@ -8,6 +8,19 @@
 use std::path::Path;
 
 use rustls_pki_types::pem::{self, PemObject};
+
+use crate::file::read_bounded;
+
+/// The largest PEM file read (a system CA bundle is about 200 KiB): a
+/// larger one, or `/dev/zero`, is [`PemError::Unreadable`] saying so.
+///
+/// ```
+/// use gym_metrics_kit::tls::{load_certificates, PemError, MOST_PEM_BYTES};
+/// assert_eq!(MOST_PEM_BYTES, 4 << 20);
+/// let e = load_certificates("/dev/zero".as_ref()).unwrap_err();
+/// assert!(matches!(e, PemError::Unreadable(_)) && e.to_string().contains("more than"), "{e}");
+/// ```
+pub const MOST_PEM_BYTES: u64 = 4 << 20;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
 /// A PEM file read and parsed: its text (for an API that takes PEM, such as
@@ -88,7 +101,7 @@ impl PemError {
 /// assert!(e.to_string().contains("readable"));
 /// ```
 pub fn load_certificates(path: &Path) -> Result<Pem<Vec<CertificateDer<'static>>>, PemError> {
-    let text = std::fs::read(path).map_err(PemError::Unreadable)?;
+    let text = read_bounded(path, MOST_PEM_BYTES).map_err(PemError::Unreadable)?;
     let parsed: Vec<_> = CertificateDer::pem_slice_iter(&text)
         .collect::<Result<_, _>>()
         .map_err(PemError::Certificates)?;
@@ -108,7 +121,7 @@ pub fn load_certificates(path: &Path) -> Result<Pem<Vec<CertificateDer<'static>>
 /// assert!(e.to_string().contains("readable"));
 /// ```
 pub fn load_private_key(path: &Path) -> Result<Pem<PrivateKeyDer<'static>>, PemError> {
-    let text = std::fs::read(path).map_err(PemError::Unreadable)?;
+    let text = read_bounded(path, MOST_PEM_BYTES).map_err(PemError::Unreadable)?;
     let parsed = PrivateKeyDer::from_pem_slice(&text).map_err(PemError::PrivateKey)?;
     Ok(Pem { text, parsed })
 }
@@ -159,6 +172,22 @@ mod tests {
         let e = load_private_key(&cert).unwrap_err();
         assert!(matches!(e, PemError::PrivateKey(_)), "{e}");
         assert!(e.to_string().contains("private key"), "{e}");
+    }
+
+    #[test]
+    fn an_endless_file_is_read_only_to_the_bound() {
+        let started = std::time::Instant::now();
+        for e in [
+            load_certificates(Path::new("/dev/zero")).unwrap_err(),
+            load_private_key(Path::new("/dev/zero")).unwrap_err(),
+        ] {
+            assert!(
+                matches!(&e, PemError::Unreadable(io) if io.kind() == std::io::ErrorKind::FileTooLarge),
+                "{e}"
+            );
+            assert!(e.to_string().contains("more than"), "{e}");
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
     }
 
     #[test]

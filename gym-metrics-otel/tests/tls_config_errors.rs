@@ -173,3 +173,20 @@ fn a_bad_insecure_value_names_the_variable() {
     assert_eq!(e.variable(), "OTEL_EXPORTER_OTLP_INSECURE");
     assert!(e.to_string().contains("\"maybe\""), "{e}");
 }
+
+#[test]
+fn an_endless_file_is_refused_at_the_size_bound() {
+    // Read whole, `/dev/zero` took 18 GB of memory in 51 s (issue 26).
+    let started = std::time::Instant::now();
+    let zero = Path::new("/dev/zero");
+    let e = from_env(&[("OTEL_EXPORTER_OTLP_CERTIFICATE", zero)]);
+    assert_names(&e, "OTEL_EXPORTER_OTLP_CERTIFICATE", zero, "more than");
+    for e in both(|b| b.certificate(zero)) {
+        assert_names(&e, "certificate", zero, "more than");
+    }
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -1,10 +1,15 @@
 //! HTTP basic auth against the web configuration's bcrypt hashes, at a cost
 //! a hostile client cannot raise.
 //!
-//! - Constant time with respect to the user: an unknown user is checked
-//!   against a dummy hash of the configured users' highest cost, so a wrong
-//!   user takes as long as a wrong password (bcrypt itself compares its
-//!   output in constant time).
+//! - Constant work with respect to the user: an unknown user is checked
+//!   against a dummy hash of the configured users' highest cost, and a user
+//!   whose hash has a lower cost `c` pays that difference in dummy hashes of
+//!   costs `c`, `c + 1`, …, `max - 1` (bcrypt's work is `2^cost`, so
+//!   `2^c + 2^c + … + 2^(max-1) = 2^max`): every check does the work of one
+//!   bcrypt at the highest cost, whoever is named (bcrypt itself compares
+//!   its output in constant time).
+//! - A password over 72 bytes is refused (401) without a check: bcrypt reads
+//!   only 72, so any tail would otherwise be accepted.
 //! - bcrypt is slow on purpose (tens of milliseconds at cost 10), so, as in
 //!   exporter-toolkit, every verdict is cached, keyed by an HMAC-SHA256 of
 //!   the credentials under a key drawn at start-up (the cache holds no
@@ -12,16 +17,38 @@
 //!   same credentials every scrape pays bcrypt once. At most
 //!   [`MOST_CACHED_DENIALS`] denials are kept (then forgotten together) and
 //!   [`MOST_CACHED_GRANTS`] grants.
+//!
+//! # Admission: a flood of fresh wrong passwords cannot starve the right one
+//!
+//! A correct password never seen before (a new Prometheus, a rotated
+//! password, a restart) and a fresh wrong one look the same until bcrypt has
+//! run, so no test on the request can let the one in before the other; what
+//! can be guaranteed is the place in line. So:
+//!
 //! - One bcrypt runs at a time, off the endpoint's thread (tokio's blocking
-//!   pool), so at most one core goes to checking passwords; at most
-//!   [`MOST_WAITING`] requests wait for it or are being checked, and any
-//!   beyond are answered 429
-//!   at once. A flood of fresh wrong passwords therefore costs one core and
-//!   delays nothing already cached, such as Prometheus' own credentials.
+//!   pool): at most one core goes to checking passwords.
+//! - The line is first in, first out (tokio's semaphore is fair), and no
+//!   request is turned away for its length: every waiting check belongs to
+//!   one open connection (HTTP/1.1 asks one request at a time), so the line
+//!   is never longer than the endpoint's connection cap. (The old bound, 8
+//!   waiting then 429 at once, let 32 flooding threads keep the line full
+//!   so that a new right password was refused every time.)
+//! - So a check waits for at most the checks already in line when it came,
+//!   one bcrypt each: at most the connection cap's worth (12 connections
+//!   under a 64-descriptor limit: about 0.7 s at cost 10), whatever the
+//!   names and however many the flooding threads. (Lanes per user served in
+//!   turn were tried: they shorten the wait of a user nobody floods, but a
+//!   check behind `k` others of its own user then waits `k` rounds of every
+//!   lane, worse than the line; the line's bound holds for all.)
+//! - A check that waited [`MOST_WAIT`] is answered 429 (`Retry-After: 1`),
+//!   so no request waits for ever.
+//!
+//! Verdicts already cached (Prometheus' own credentials once checked) never
+//! wait at all.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use base64::Engine as _;
 use bytes::Bytes;
@@ -38,9 +65,12 @@ use super::web_config::WebConfigError;
 /// The realm the 401 names.
 const CHALLENGE: &str = "Basic realm=\"gym-metrics\", charset=\"UTF-8\"";
 
-/// Requests that may wait for the one bcrypt slot (the one being checked
-/// included); more are answered 429.
-pub(crate) const MOST_WAITING: usize = 8;
+/// The longest a request waits for its password check before a 429: under
+/// Prometheus' default scrape timeout (10 s).
+pub(crate) const MOST_WAIT: Duration = Duration::from_secs(5);
+
+/// The longest password bcrypt reads whole; longer ones are refused.
+pub(crate) const LONGEST_PASSWORD: usize = 72;
 
 /// Denied credentials remembered (then all forgotten at once).
 pub(crate) const MOST_CACHED_DENIALS: usize = 1024;
@@ -54,20 +84,26 @@ pub(crate) enum Verdict {
     Granted,
     /// No `Authorization: Basic` header, or one that does not decode.
     Missing,
-    /// Unknown user or wrong password.
+    /// Unknown user, wrong password, or a password over 72 bytes.
     Wrong,
-    /// Too many requests already wait for a password check.
+    /// The check waited [`MOST_WAIT`] for its turn.
     Busy,
+}
+
+/// A configured user: its hash, and the dummy hashes that pad its check to
+/// the highest cost.
+struct User {
+    hash: String,
+    padding: Vec<String>,
 }
 
 /// The configured users and the verdict cache.
 pub(crate) struct BasicAuth {
-    users: HashMap<String, String>,
+    users: HashMap<String, User>,
     dummy_hash: String,
     cache_key: hmac::Key,
     cache: Mutex<Cache>,
     bcrypt_slot: Arc<Semaphore>,
-    waiting: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for BasicAuth {
@@ -85,19 +121,25 @@ struct Cache {
     denied: HashSet<[u8; 32]>,
 }
 
+fn cost_of(hash: &str) -> u32 {
+    hash.parse::<bcrypt::HashParts>()
+        .map_or(bcrypt::DEFAULT_COST, |p| p.get_cost())
+}
+
 impl BasicAuth {
     /// Checks against `users` (name to bcrypt hash, already validated).
-    /// Makes the dummy hash now: one bcrypt at the users' highest cost.
+    /// Makes the dummy hashes now: one at the users' highest cost, and one
+    /// of each lower cost down to the lowest configured.
     pub(crate) fn new(
         users: BTreeMap<String, String>,
         config_file: &std::path::Path,
     ) -> Result<Self, WebConfigError> {
-        let cost = users
-            .values()
-            .filter_map(|h| h.parse::<bcrypt::HashParts>().ok())
-            .map(|p| p.get_cost())
-            .max()
-            .unwrap_or(bcrypt::DEFAULT_COST);
+        let most = users.values().map(|h| cost_of(h)).max();
+        let least = users.values().map(|h| cost_of(h)).min();
+        let (most, least) = (
+            most.unwrap_or(bcrypt::DEFAULT_COST),
+            least.unwrap_or(bcrypt::DEFAULT_COST),
+        );
         let rng = ring::rand::SystemRandom::new();
         let invalid = |problem: String| WebConfigError::Invalid {
             file: config_file.to_path_buf(),
@@ -106,15 +148,30 @@ impl BasicAuth {
         };
         let cache_key = hmac::Key::generate(hmac::HMAC_SHA256, &rng)
             .map_err(|_| invalid("the system's random source failed; retry".into()))?;
-        let dummy_hash = bcrypt::hash("gym-metrics: no such user", cost)
-            .map_err(|e| invalid(format!("cannot make a bcrypt hash of cost {cost}: {e}")))?;
+        let dummy = |cost: u32| {
+            bcrypt::hash("gym-metrics: no such user", cost)
+                .map_err(|e| invalid(format!("cannot make a bcrypt hash of cost {cost}: {e}")))
+        };
+        let dummy_hash = dummy(most)?;
+        let pads = (least..most)
+            .map(|cost| Ok((cost, dummy(cost)?)))
+            .collect::<Result<BTreeMap<u32, String>, WebConfigError>>()?;
+        let users = users
+            .into_iter()
+            .map(|(name, hash)| {
+                let padding = pads
+                    .range(cost_of(&hash)..)
+                    .map(|(_, h)| h.clone())
+                    .collect();
+                (name, User { hash, padding })
+            })
+            .collect();
         Ok(Self {
-            users: users.into_iter().collect(),
+            users,
             dummy_hash,
             cache_key,
             cache: Mutex::new(Cache::default()),
             bcrypt_slot: Arc::new(Semaphore::new(1)),
-            waiting: Arc::new(AtomicUsize::new(0)),
         })
     }
 
@@ -123,29 +180,38 @@ impl BasicAuth {
         let Some((user, password)) = credentials(headers) else {
             return Verdict::Missing;
         };
-        let tag = self.tag(&user, &password);
-        if let Some(verdict) = self.cached(&tag) {
-            return verdict;
+        if password.len() > LONGEST_PASSWORD {
+            return Verdict::Wrong;
         }
-        let Some(_waiting) = Waiting::join(&self.waiting) else {
-            return Verdict::Busy;
-        };
-        let Ok(permit) = Arc::clone(&self.bcrypt_slot).acquire_owned().await else {
-            return Verdict::Busy;
-        };
-        // The same credentials may have been checked while this one waited.
+        let tag = self.tag(&user, &password);
         if let Some(verdict) = self.cached(&tag) {
             return verdict;
         }
         let known = std::str::from_utf8(&user)
             .ok()
             .and_then(|u| self.users.get(u));
-        let hash = known.unwrap_or(&self.dummy_hash).clone();
+        let turn = Arc::clone(&self.bcrypt_slot).acquire_owned();
+        let Ok(Ok(permit)) = tokio::time::timeout(MOST_WAIT, turn).await else {
+            return Verdict::Busy;
+        };
+        // The same credentials may have been checked while this one waited.
+        if let Some(verdict) = self.cached(&tag) {
+            return verdict;
+        }
+        let (hash, padding) = match known {
+            Some(u) => (u.hash.clone(), u.padding.clone()),
+            None => (self.dummy_hash.clone(), Vec::new()),
+        };
         // The permit goes with the work: a client that hangs up does not
         // free the slot while its bcrypt still runs.
         let verified = tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            bcrypt::verify(&password, &hash).unwrap_or(false)
+            let verified = bcrypt::verify(&password, &hash).unwrap_or(false);
+            for pad in &padding {
+                // Work only: its verdict is always false.
+                let _ = std::hint::black_box(bcrypt::verify(&password, pad));
+            }
+            verified
         })
         .await
         .unwrap_or(false);
@@ -190,26 +256,6 @@ impl BasicAuth {
             set.clear();
         }
         set.insert(tag);
-    }
-}
-
-/// A place among the requests waiting for the bcrypt slot, given up on drop.
-struct Waiting(Arc<AtomicUsize>);
-
-impl Waiting {
-    fn join(waiting: &Arc<AtomicUsize>) -> Option<Self> {
-        let joined = waiting
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < MOST_WAITING).then_some(n + 1)
-            })
-            .is_ok();
-        joined.then(|| Self(Arc::clone(waiting)))
-    }
-}
-
-impl Drop for Waiting {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -294,6 +340,7 @@ mod tests {
 
     fn check(auth: &BasicAuth, headers: &HeaderMap) -> Verdict {
         tokio::runtime::Builder::new_current_thread()
+            .enable_time()
             .build()
             .unwrap()
             .block_on(auth.check(headers))
@@ -359,14 +406,37 @@ mod tests {
     }
 
     #[test]
-    fn no_more_than_the_most_waiting_join_the_queue() {
-        let counter = Arc::new(AtomicUsize::new(0));
-        let places: Vec<_> = (0..MOST_WAITING)
-            .map(|_| Waiting::join(&counter).unwrap())
-            .collect();
-        assert!(Waiting::join(&counter).is_none());
-        drop(places);
-        assert_eq!(counter.load(Ordering::Relaxed), 0);
-        assert!(Waiting::join(&counter).is_some());
+    fn a_lower_cost_user_is_padded_to_the_highest_cost() {
+        let users = BTreeMap::from([
+            ("low".to_string(), bcrypt::hash("x", 4).unwrap()),
+            ("high".to_string(), bcrypt::hash("x", 7).unwrap()),
+        ]);
+        let a = BasicAuth::new(users, std::path::Path::new("web.yml")).unwrap();
+        let costs =
+            |u: &str| -> Vec<u32> { a.users[u].padding.iter().map(|h| cost_of(h)).collect() };
+        // 2^4 + 2^4 + 2^5 + 2^6 = 2^7: the same work as the highest cost.
+        assert_eq!(costs("low"), [4, 5, 6]);
+        assert!(costs("high").is_empty());
+        let work = |u: &str| {
+            std::iter::once(cost_of(&a.users[u].hash))
+                .chain(costs(u))
+                .map(|c| 1u64 << c)
+                .sum::<u64>()
+        };
+        assert_eq!(work("low"), 1 << 7);
+        assert_eq!(work("high"), 1 << cost_of(&a.dummy_hash));
+        assert_eq!(check(&a, &basic("low", "x")), Verdict::Granted);
+        assert_eq!(check(&a, &basic("low", "y")), Verdict::Wrong);
+    }
+
+    #[test]
+    fn a_password_over_72_bytes_is_refused_whatever_its_first_72() {
+        let long = "p".repeat(LONGEST_PASSWORD);
+        let a = auth(&[("prom", &long)]);
+        assert_eq!(check(&a, &basic("prom", &long)), Verdict::Granted);
+        // bcrypt would read only the first 72 bytes and accept this.
+        let tailed = format!("{long}anything");
+        assert!(bcrypt::verify(&tailed, &a.users["prom"].hash).unwrap());
+        assert_eq!(check(&a, &basic("prom", &tailed)), Verdict::Wrong);
     }
 }

@@ -7,6 +7,12 @@
 //! read again. A rotation that fails to load (a key not yet written beside
 //! its new certificate) keeps the previous configuration and logs why, at
 //! most once a minute, until the files load.
+//!
+//! Files that load but are weak are served with a warning, logged once
+//! when they are read (at start-up, and after each change): a private key
+//! readable by group or others, a server certificate outside its validity
+//! period, or a CA certificate (`basicConstraints CA:true`) served as the
+//! server's own.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -43,6 +49,7 @@ impl ReloadingAcceptor {
     pub(crate) fn load(settings: TlsSettings) -> Result<Self, WebConfigError> {
         let stamps = stamps(&settings);
         let acceptor = TlsAcceptor::from(Arc::new(server_config(&settings)?));
+        log_weaknesses(&settings);
         Ok(Self {
             settings,
             stamps,
@@ -64,6 +71,7 @@ impl ReloadingAcceptor {
                 Ok(config) => {
                     self.acceptor = TlsAcceptor::from(Arc::new(config));
                     self.stamps = now;
+                    log_weaknesses(&self.settings);
                     log::info!(target: "gym_metrics", "the metrics endpoint's TLS files changed: read them again ({})", self.settings.cert_file.display());
                 }
                 Err(e) => {
@@ -75,6 +83,49 @@ impl ReloadingAcceptor {
         }
         self.acceptor.clone()
     }
+}
+
+/// Logs each of [`weaknesses`] as a warning.
+fn log_weaknesses(settings: &TlsSettings) {
+    for weakness in weaknesses(settings) {
+        log::warn!(target: "gym_metrics", "the metrics endpoint's TLS (web configuration {}): {weakness}", settings.config_file.display());
+    }
+}
+
+/// What is weak in `settings`' files that load: one sentence each, naming
+/// the file and what to do (never their contents).
+pub(crate) fn weaknesses(settings: &TlsSettings) -> Vec<String> {
+    let mut found = Vec::new();
+    #[cfg(unix)]
+    if let Ok(meta) = std::fs::metadata(&settings.key_file) {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            found.push(format!(
+                "tls_server_config.key_file {} is readable by group or others (mode {mode:03o}): a private key should be readable by its owner only; chmod 600 it",
+                settings.key_file.display()
+            ));
+        }
+    }
+    let leaf = load_certificates(&settings.cert_file)
+        .ok()
+        .and_then(|pem| pem.parsed.into_iter().next());
+    if let Some(leaf) = leaf {
+        if let Ok((_, cert)) = x509_parser::parse_x509_certificate(leaf.as_ref()) {
+            let cert_file = settings.cert_file.display();
+            let validity = cert.validity();
+            let now = x509_parser::time::ASN1Time::now();
+            if now > validity.not_after {
+                found.push(format!("tls_server_config.cert_file {cert_file}: the server certificate expired on {}; scrapers that check it refuse it: renew it", validity.not_after));
+            } else if now < validity.not_before {
+                found.push(format!("tls_server_config.cert_file {cert_file}: the server certificate is not valid before {}; scrapers that check it refuse it until then: check the clock or the certificate", validity.not_before));
+            }
+            if cert.is_ca() {
+                found.push(format!("tls_server_config.cert_file {cert_file}: the server certificate is a CA certificate (basicConstraints CA:true); serve a leaf certificate the CA signed, not the CA itself"));
+            }
+        }
+    }
+    found
 }
 
 fn stamps(settings: &TlsSettings) -> Vec<Stamp> {
@@ -376,5 +427,60 @@ mod tests {
         std::fs::write(files.0.join("s.key"), &key2).unwrap();
         assert!(handshake(reloading.acceptor(&shared), &ca2));
         assert!(!handshake(reloading.acceptor(&shared), &ca1));
+    }
+
+    #[test]
+    fn weak_files_are_named_in_warnings_and_sound_ones_are_not() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let server_ca = ca();
+        let (s, files) = settings("weak", &server_ca, None);
+        std::fs::set_permissions(&s.key_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(weaknesses(&s), Vec::<String>::new());
+
+        std::fs::set_permissions(&s.key_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let found = weaknesses(&s).join("\n");
+        assert!(
+            found.contains("readable by group or others (mode 644)") && found.contains("s.key"),
+            "{found}"
+        );
+
+        std::fs::set_permissions(&s.key_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+        params.not_before = rcgen::date_time_ymd(2000, 1, 1);
+        params.not_after = rcgen::date_time_ymd(2001, 1, 1);
+        std::fs::write(
+            &s.cert_file,
+            params.signed_by(&key, &server_ca.issuer).unwrap().pem(),
+        )
+        .unwrap();
+        std::fs::write(&s.key_file, key.serialize_pem()).unwrap();
+        server_config(&s).unwrap();
+        let found = weaknesses(&s).join("\n");
+        assert!(
+            found.contains("expired") && found.contains("s.crt"),
+            "{found}"
+        );
+
+        params.not_before = rcgen::date_time_ymd(2990, 1, 1);
+        params.not_after = rcgen::date_time_ymd(2991, 1, 1);
+        std::fs::write(
+            &s.cert_file,
+            params.signed_by(&key, &server_ca.issuer).unwrap().pem(),
+        )
+        .unwrap();
+        assert!(weaknesses(&s).join("\n").contains("not valid before"));
+
+        // The CA's own certificate served as the server's.
+        let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        std::fs::write(&s.cert_file, params.self_signed(&key).unwrap().pem()).unwrap();
+        server_config(&s).unwrap();
+        let found = weaknesses(&s);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("CA certificate"), "{found:?}");
+        // Never a file's contents.
+        assert!(!found[0].contains("BEGIN"));
+        drop(files);
     }
 }

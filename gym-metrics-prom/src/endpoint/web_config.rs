@@ -170,10 +170,19 @@ impl WebConfig {
     /// assert!(e.to_string().contains("/nonexistent/web.yml"));
     /// ```
     pub fn load(file: &Path) -> Result<Self, WebConfigError> {
-        let text = std::fs::read_to_string(file).map_err(|source| WebConfigError::Unreadable {
+        let unreadable = |source| {
+            WebConfigError::Unreadable {
             what: format!("the web configuration file ({WEB_CONFIG_FILE_VAR}, PrometheusBuilder::web_config_file)"),
             file: file.to_path_buf(),
             source,
+        }
+        };
+        // Never more than the bound (`/dev/zero` is not read for ever).
+        let text =
+            gym_metrics_kit::file::read_bounded(file, MOST_CONFIG_BYTES).map_err(unreadable)?;
+        let text = String::from_utf8(text).map_err(|_| WebConfigError::Syntax {
+            file: file.to_path_buf(),
+            message: "not UTF-8 text".into(),
         })?;
         Self::parse(file, &text)
     }
@@ -213,11 +222,17 @@ impl WebConfig {
 
     /// Checks `text`, the contents of `file`.
     pub(crate) fn parse(file: &Path, text: &str) -> Result<Self, WebConfigError> {
+        if let Some(depth) = flow_depth_over(text, MOST_NESTING) {
+            return Err(WebConfigError::Syntax {
+                file: file.to_path_buf(),
+                message: format!("brackets nested {depth} deep, more than the {MOST_NESTING} a web configuration may use"),
+            });
+        }
         // An empty file (or only comments) configures nothing, as in exporter-toolkit.
         let contents: Option<FileContents> =
             serde_norway::from_str(text).map_err(|e| WebConfigError::Syntax {
                 file: file.to_path_buf(),
-                message: e.to_string(),
+                message: redact_strings(&e.to_string()),
             })?;
         let contents = contents.unwrap_or(FileContents {
             tls_server_config: None,
@@ -233,8 +248,12 @@ impl WebConfig {
             if user.contains(':') {
                 return Err(invalid(&key, "a basic-auth user name cannot hold ':' (the header separates user and password with it): rename the user"));
             }
-            if hash.parse::<bcrypt::HashParts>().is_err() {
+            let Ok(parts) = hash.parse::<bcrypt::HashParts>() else {
                 return Err(invalid(&key, "not a bcrypt hash (expected $2a$, $2b$ or $2y$, a cost and 53 characters; make one with `htpasswd -nBC 10 \"\" | tr -d ':\\n'` or Python's bcrypt.hashpw)"));
+            };
+            let cost = parts.get_cost();
+            if cost > MOST_BCRYPT_COST {
+                return Err(invalid(&key, &format!("bcrypt cost {cost} is above {MOST_BCRYPT_COST}: each check would take seconds to hours (cost 31: days at start-up); hash the password again at cost 10 to 12")));
             }
         }
         let directory = file.parent().unwrap_or_else(|| Path::new(""));
@@ -247,6 +266,64 @@ impl WebConfig {
             basic_auth_users: contents.basic_auth_users,
         })
     }
+}
+
+/// The largest web configuration file read (a real one is a few hundred
+/// bytes; a larger file is an error naming it).
+pub(crate) const MOST_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The deepest nesting of `[` and `{` a web configuration may use (it
+/// needs none): deeper is refused before YAML parsing, which takes seconds
+/// over 100,000 of them.
+pub(crate) const MOST_NESTING: usize = 32;
+
+/// The highest bcrypt cost accepted: 16 takes seconds per check (each
+/// step up doubles it), and 31 would take days.
+pub(crate) const MOST_BCRYPT_COST: u32 = 16;
+
+/// The depth of `[`/`{` nesting in `text`, if over `most` (counted over
+/// every character, quoted or not: over-counting only refuses a file that
+/// has no business holding so many brackets).
+fn flow_depth_over(text: &str, most: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for b in text.bytes() {
+        match b {
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > most {
+                    return Some(depth);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `message` with every quoted string value serde shows (`string "…"`)
+/// replaced: a value put where a map belongs may be a hash or a password.
+fn redact_strings(message: &str) -> String {
+    const MARK: &str = "string \"";
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find(MARK) {
+        out.push_str(&rest[..at]);
+        out.push_str("a string (not shown)");
+        let after = &rest[at + MARK.len()..];
+        let mut escaped = false;
+        let end = after
+            .char_indices()
+            .find(|&(_, c)| {
+                let close = c == '"' && !escaped;
+                escaped = c == '\\' && !escaped;
+                close
+            })
+            .map_or(after.len(), |(i, _)| i + 1);
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn tls_settings(
@@ -415,5 +492,67 @@ mod tests {
     fn an_unreadable_file_is_an_error_naming_it() {
         let e = WebConfig::load(Path::new("/nonexistent/gym-web.yml")).unwrap_err();
         assert!(e.to_string().contains("/nonexistent/gym-web.yml"), "{e}");
+    }
+
+    #[test]
+    fn a_value_where_the_users_belong_is_never_echoed() {
+        for text in [
+            "basic_auth_users: hunter2-the-password\n",
+            "basic_auth_users: \"quoted \\\" hunter2-the-password\"\n",
+            "basic_auth_users:\n  alice: [hunter2-the-password]\n",
+            "tls_server_config: hunter2-the-password\n",
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(!e.contains("hunter2"), "{e}");
+            assert!(e.contains("/etc/gym/web.yml"), "{e}");
+        }
+        assert_eq!(
+            redact_strings(r#"invalid type: string "a\"b", expected a map at line 1"#),
+            "invalid type: a string (not shown), expected a map at line 1"
+        );
+    }
+
+    #[test]
+    fn a_bcrypt_cost_over_16_is_refused_at_once() {
+        // Cost 31 ("secret" would take days): refused before any bcrypt runs.
+        let hash = HASH.replacen("$04$", "$31$", 1);
+        let started = std::time::Instant::now();
+        let e = parse(&format!("basic_auth_users:\n  prom: '{hash}'\n")).unwrap_err();
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        let e = e.to_string();
+        assert!(
+            e.contains("basic_auth_users.prom") && e.contains("cost 31") && e.contains("16"),
+            "{e}"
+        );
+        assert!(!e.contains(&hash), "{e}");
+        parse(&format!(
+            "basic_auth_users:\n  prom: '{}'\n",
+            HASH.replacen("$04$", "$16$", 1)
+        ))
+        .unwrap();
+    }
+
+    #[test]
+    fn deep_nesting_and_endless_files_are_refused_quickly() {
+        let started = std::time::Instant::now();
+        let e = parse(&"[".repeat(100_000)).unwrap_err().to_string();
+        assert!(
+            e.contains("nested") && e.contains("/etc/gym/web.yml"),
+            "{e}"
+        );
+        let e = WebConfig::load(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/dev/zero") && e.contains("more than 1048576 bytes"),
+            "{e}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        // Shallow flow collections are still YAML.
+        parse("basic_auth_users: {}\n").unwrap();
     }
 }

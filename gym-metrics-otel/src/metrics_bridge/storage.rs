@@ -28,7 +28,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use gym_metrics_api::backend::InstrumentKind;
 use gym_metrics_kit::bridge::{
-    CounterCell, GaugeCell, InstrumentSpec, Series, SeriesLabels, Storage,
+    CounterCell, GaugeCell, HistogramCell, InstrumentSpec, Series, SeriesLabels, Storage,
 };
 use opentelemetry::metrics::{Counter, Histogram, Meter, ObservableGauge};
 use opentelemetry::KeyValue;
@@ -145,7 +145,10 @@ impl Storage for OtelStorage {
                 Series::Gauge(one)
             }
             SdkInstrument::Histogram(h) => {
-                Series::Histogram(Arc::new(Attributed::new(h.clone(), attributes)))
+                Series::Histogram(Arc::new(HistogramCell::new(Attributed::new(
+                    h.clone(),
+                    attributes,
+                ))))
             }
         }
     }

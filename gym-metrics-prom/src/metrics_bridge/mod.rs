@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use gym_metrics_api::backend::InstrumentKind;
 use gym_metrics_kit::bridge::{
-    CounterCell, GaugeCell, InstrumentSpec, Labels, MetricsBridgeOptions, Registry, Series,
+    CounterCell, GaugeCell, HistogramCell, InstrumentSpec, Labels, MetricsBridgeOptions, Registry, Series,
     SeriesLabels, Storage,
 };
 
@@ -92,7 +92,9 @@ impl Storage for PromStorage {
             InstrumentKind::Counter => Series::Counter(Arc::new(CounterCell::new(()))),
             InstrumentKind::Gauge => Series::Gauge(Arc::new(GaugeCell::new(()))),
             InstrumentKind::Histogram => {
-                Series::Histogram(Arc::new(HistogramSeries::new(&family.bounds)))
+                Series::Histogram(Arc::new(HistogramCell::new(HistogramSeries::new(
+                    &family.bounds,
+                ))))
             }
         }
     }

@@ -525,3 +525,130 @@ impl<S: Storage> fmt::Debug for Registry<S> {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{mpsc, Arc};
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::bridge::{CounterCell, GaugeCell, HistogramCell, MetricsBridgeRecorder};
+
+    /// Counters and gauges in cells, histograms counted.
+    struct Cells;
+
+    #[derive(Default)]
+    struct Counted(AtomicU64);
+
+    impl metrics::HistogramFn for Counted {
+        fn record(&self, _: f64) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    impl Storage for Cells {
+        type Instrument = ();
+        type Counter = CounterCell;
+        type Gauge = GaugeCell;
+        type Histogram = Counted;
+        const LOG_TARGET: &'static str = "test";
+        const ONE_INSTRUMENT_PER_FAMILY: bool = true;
+        fn instrument(&self, _: &InstrumentSpec<'_>) {}
+        fn series(&self, _: &(), kind: Kind, _: SeriesLabels<'_>) -> Series<Self> {
+            match kind {
+                Kind::Counter => Series::Counter(Arc::new(CounterCell::new(()))),
+                Kind::Gauge => Series::Gauge(Arc::new(GaugeCell::new(()))),
+                Kind::Histogram => {
+                    Series::Histogram(Arc::new(HistogramCell::new(Counted::default())))
+                }
+            }
+        }
+    }
+
+    fn registry(options: MetricsBridgeOptions) -> Arc<Registry<Cells>> {
+        Arc::new(Registry::new(options, Cells, []))
+    }
+
+    fn overflow_total(registry: &Registry<Cells>) -> u64 {
+        registry.with_instruments(|all| match all.next().and_then(Bridged::overflow) {
+            Some(Series::Counter(c)) => c.value(),
+            _ => 0,
+        })
+    }
+
+    #[test]
+    fn a_label_set_past_a_limit_registers_without_the_registrys_lock() {
+        let options = MetricsBridgeOptions::new()
+            .cardinality_limit(1)
+            .series_label_bytes_limit(100);
+        let registry = registry(options);
+        let bridge = MetricsBridgeRecorder::new(Arc::clone(&registry));
+        metrics::with_local_recorder(&bridge, || {
+            metrics::counter!("jobs", "q" => "a").increment(1);
+            metrics::counter!("jobs", "q" => "b").increment(1); // past the limit
+            metrics::counter!("jobs", "q" => "x".repeat(50_000)).increment(1); // too big
+        });
+        // The registry's lock held, as a scrape holds it while rendering.
+        let (done, finished) = mpsc::channel();
+        let recording = {
+            let bridge = bridge.clone();
+            std::thread::spawn(move || {
+                metrics::with_local_recorder(&bridge, || {
+                    metrics::counter!("jobs", "q" => "b").increment(1);
+                    metrics::counter!("jobs", "q" => "y".repeat(50_000)).increment(1);
+                });
+                let _ = done.send(());
+            })
+        };
+        let waited = registry.with_instruments(|_| finished.recv_timeout(Duration::from_secs(5)));
+        recording.join().unwrap();
+        assert!(waited.is_ok(), "the registration waited for the registry's lock");
+        assert_eq!(overflow_total(&registry), 4);
+        assert_eq!(registry.stats().overflowed, 4);
+
+        // What registering it again costs (the key made once, as a handle
+        // held by a `metrics` macro's caller is).
+        let key = Key::from_parts("jobs", vec![metrics::Label::new("q", "z".repeat(50_000))]);
+        let metadata = metrics::Metadata::new("test", metrics::Level::INFO, None);
+        let started = Instant::now();
+        for _ in 0..1_000 {
+            metrics::Recorder::register_counter(&bridge, &key, &metadata).increment(1);
+        }
+        eprintln!(
+            "a record into an overflowed 50 kB label set: {:?}",
+            started.elapsed() / 1_000
+        );
+        assert_eq!(overflow_total(&registry), 1_004);
+    }
+
+    #[test]
+    fn the_byte_budget_folds_new_label_sets_and_names_past_the_family_limit_are_refused() {
+        // A series of "c" + "k=vv" costs 1 + 3 + 64 = 68 bytes: two fit in 150.
+        let options = MetricsBridgeOptions::new()
+            .bytes_limit(150)
+            .family_limit(2);
+        let registry = registry(options);
+        let bridge = MetricsBridgeRecorder::new(Arc::clone(&registry));
+        metrics::with_local_recorder(&bridge, || {
+            for v in ["aa", "bb", "cc", "dd"] {
+                metrics::gauge!("c", "k" => v).set(1.0);
+            }
+            metrics::gauge!("c").set(1.0); // no labels: always its own series
+            metrics::gauge!("d").set(1.0);
+            metrics::gauge!("e").set(1.0); // a third instrument
+            metrics::gauge!("n".repeat(256)).set(1.0); // too long a name
+            metrics::histogram!("c").record(-1.0); // refused: c is a gauge
+            metrics::histogram!("d.h").record(1.0); // refused: a third instrument
+        });
+        let sizes: Vec<(String, usize, bool)> = registry.with_instruments(|all| {
+            all.map(|b| (b.family().to_string(), b.series().len(), b.overflow().is_some()))
+                .collect()
+        });
+        assert_eq!(
+            sizes,
+            [("c".to_string(), 3, true), ("d".to_string(), 1, false)]
+        );
+        let stats = registry.stats();
+        assert_eq!((stats.overflowed, stats.refused), (2, 4));
+    }
+}

@@ -76,7 +76,9 @@ fn nineteen_hundred_series_of_50_kb_label_values_stay_bounded() {
         text.len()
     );
     assert!(
-        text.contains("upload_bytes_total{otel_metric_overflow=\"true\",otel_scope_name=\"metrics\"} 3800\n"),
+        text.contains(
+            "upload_bytes_total{otel_metric_overflow=\"true\",otel_scope_name=\"metrics\"} 3800\n"
+        ),
         "every record is in the overflow series"
     );
     assert!(text.len() < 1 << 20, "exposition of {} bytes", text.len());

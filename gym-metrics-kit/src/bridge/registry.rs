@@ -322,7 +322,10 @@ impl<S: Storage> Registry<S> {
                 series
             }
         };
-        self.fast.write().unwrap_or_else(PoisonError::into_inner).admitted[at]
+        self.fast
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .admitted[at]
             .insert(key.clone(), series.clone());
         Some(series)
     }
@@ -602,7 +605,10 @@ mod tests {
         };
         let waited = registry.with_instruments(|_| finished.recv_timeout(Duration::from_secs(5)));
         recording.join().unwrap();
-        assert!(waited.is_ok(), "the registration waited for the registry's lock");
+        assert!(
+            waited.is_ok(),
+            "the registration waited for the registry's lock"
+        );
         assert_eq!(overflow_total(&registry), 4);
         assert_eq!(registry.stats().overflowed, 4);
 
@@ -624,9 +630,7 @@ mod tests {
     #[test]
     fn the_byte_budget_folds_new_label_sets_and_names_past_the_family_limit_are_refused() {
         // A series of "c" + "k=vv" costs 1 + 3 + 64 = 68 bytes: two fit in 150.
-        let options = MetricsBridgeOptions::new()
-            .bytes_limit(150)
-            .family_limit(2);
+        let options = MetricsBridgeOptions::new().bytes_limit(150).family_limit(2);
         let registry = registry(options);
         let bridge = MetricsBridgeRecorder::new(Arc::clone(&registry));
         metrics::with_local_recorder(&bridge, || {
@@ -641,8 +645,14 @@ mod tests {
             metrics::histogram!("d.h").record(1.0); // refused: a third instrument
         });
         let sizes: Vec<(String, usize, bool)> = registry.with_instruments(|all| {
-            all.map(|b| (b.family().to_string(), b.series().len(), b.overflow().is_some()))
-                .collect()
+            all.map(|b| {
+                (
+                    b.family().to_string(),
+                    b.series().len(),
+                    b.overflow().is_some(),
+                )
+            })
+            .collect()
         });
         assert_eq!(
             sizes,

@@ -144,12 +144,9 @@ impl Storage for OtelStorage {
                     .push(Arc::clone(&one));
                 Series::Gauge(one)
             }
-            SdkInstrument::Histogram(h) => {
-                Series::Histogram(Arc::new(HistogramCell::new(Attributed::new(
-                    h.clone(),
-                    attributes,
-                ))))
-            }
+            SdkInstrument::Histogram(h) => Series::Histogram(Arc::new(HistogramCell::new(
+                Attributed::new(h.clone(), attributes),
+            ))),
         }
     }
 

@@ -32,7 +32,8 @@ struct Rendered {
 
 impl Drop for Rendered {
     fn drop(&mut self) {
-        self.held.fetch_sub(self.bytes.capacity(), Ordering::Relaxed);
+        self.held
+            .fetch_sub(self.bytes.capacity(), Ordering::Relaxed);
     }
 }
 
@@ -156,9 +157,15 @@ mod tests {
         assert_eq!(renders.shared(), 1);
         // Unless fresh is asked for (a final scrape), or for another variant.
         assert_eq!(&renders.answer(0, true, render("final")).body[..], b"final");
-        assert_eq!(&renders.answer(1, false, render("other")).body[..], b"other");
+        assert_eq!(
+            &renders.answer(1, false, render("other")).body[..],
+            b"other"
+        );
         drop((a, b, c));
         assert_eq!(renders.held(), 0);
-        assert_eq!(&renders.answer(0, false, render("again")).body[..], b"again");
+        assert_eq!(
+            &renders.answer(0, false, render("again")).body[..],
+            b"again"
+        );
     }
 }

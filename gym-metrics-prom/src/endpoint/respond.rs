@@ -82,11 +82,7 @@ pub(crate) fn respond<B>(
     });
 
     let length = answer.body.len();
-    let mut response = Response::new(Full::new(if head {
-        Bytes::new()
-    } else {
-        answer.body
-    }));
+    let mut response = Response::new(Full::new(if head { Bytes::new() } else { answer.body }));
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     headers.insert(CONTENT_LENGTH, HeaderValue::from(length));

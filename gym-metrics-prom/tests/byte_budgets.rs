@@ -196,4 +196,5 @@ fn twenty_clients_that_never_read_a_large_exposition_hold_one_copy() {
     drop(readers);
     guard.shutdown().unwrap();
     assert!(peak < PEAK_RSS_BOUND_KIB, "peak RSS {peak} KiB");
+    assert!(stats.shared_answers >= 1, "{stats:?}");
 }

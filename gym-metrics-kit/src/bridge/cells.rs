@@ -4,7 +4,7 @@
 //! attributes; nothing on the Prometheus path, which reads the value at
 //! scrape time) is the cell's type parameter.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use metrics::{CounterFn, GaugeFn, HistogramFn};
 
@@ -153,6 +153,9 @@ impl<T: Send + Sync + 'static> GaugeFn for GaugeCell<T> {
     }
 }
 
+/// Whether a dropped histogram value was logged in this process.
+static DROP_LOGGED: AtomicBool = AtomicBool::new(false);
+
 /// A histogram series of either backend (`sink`, what records), behind
 /// the one rule for what a bridged histogram takes: a finite, non-negative
 /// value, as the gym facade's durations. A negative value would make the
@@ -211,11 +214,21 @@ impl<H> HistogramCell<H> {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    /// Whether `value` is taken; counts it dropped if not.
+    /// Whether `value` is taken; counts it dropped if not (and logs the
+    /// first value dropped in this process).
     fn takes(&self, value: f64, times: u64) -> bool {
         let taken = value.is_finite() && value >= 0.0;
         if !taken {
             self.dropped.fetch_add(times, Ordering::Relaxed);
+            if !DROP_LOGGED.swap(true, Ordering::Relaxed) {
+                log::warn!(
+                    target: "gym_metrics",
+                    "dropped {value} recorded into a bridged metrics histogram: a histogram takes \
+                     finite, non-negative values (a negative one would make its _sum negative, \
+                     which OpenMetrics parsers refuse); counted in MetricsBridgeStats::dropped, \
+                     logged once"
+                );
+            }
         }
         taken
     }

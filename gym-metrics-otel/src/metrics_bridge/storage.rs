@@ -14,8 +14,8 @@
 //!   bucket rule's for the name (the instrument builder's `with_boundaries`),
 //!   the same buckets as on the Prometheus path.
 //!
-//! The kit's registry decides the cardinality limit at registration, as on
-//! the Prometheus path; its overflow series has the one attribute
+//! The kit's registry decides the cardinality limit (and the byte budgets)
+//! at registration, as on the Prometheus path; its overflow series has the one attribute
 //! `otel.metric.overflow=true`, the attribute set the SDK's own cardinality
 //! limit (opentelemetry_sdk 0.33) uses for its overflow series. The SDK
 //! decides at measurement time, silently as far as we are concerned (no

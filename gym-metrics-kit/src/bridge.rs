@@ -14,7 +14,7 @@ mod recorder;
 mod registry;
 mod storage;
 
-pub use cells::{CounterCell, CounterSink, GaugeCell};
+pub use cells::{CounterCell, CounterSink, GaugeCell, HistogramCell};
 pub use names::{bridged_family_name, gym_families, sample_names, FamilyNames, NameRefused};
 pub use recorder::{MetricsBridgeRecorder, MetricsBridgeStats, MetricsRecorderTaken};
 pub use registry::{Bridged, Registry};
@@ -42,6 +42,60 @@ pub const DEFAULT_HISTOGRAM_BOUNDS: [f64; 15] = [
 /// assert_eq!(gym_metrics_kit::bridge::DEFAULT_CARDINALITY_LIMIT, 2000);
 /// ```
 pub const DEFAULT_CARDINALITY_LIMIT: usize = 2000;
+
+/// The default most bytes one series' labels may hold, keys and values as
+/// recorded: a label set over it is recorded into its instrument's overflow
+/// series. Label sets are identities (a queue, a model, a provider), not
+/// payloads; 1 KiB holds a dozen ordinary labels.
+///
+/// ```
+/// assert_eq!(gym_metrics_kit::bridge::DEFAULT_SERIES_LABEL_BYTES_LIMIT, 1024);
+/// ```
+pub const DEFAULT_SERIES_LABEL_BYTES_LIMIT: usize = 1024;
+
+/// The default most bytes all bridged series together may write in one
+/// exposition (see [`MetricsBridgeOptions::bytes_limit`] for how a series
+/// is counted): 8 MiB, a large scrape; a new label set past it is recorded
+/// into its instrument's overflow series.
+///
+/// ```
+/// assert_eq!(gym_metrics_kit::bridge::DEFAULT_BYTES_LIMIT, 8 << 20);
+/// ```
+pub const DEFAULT_BYTES_LIMIT: usize = 8 << 20;
+
+/// The default most bridged instruments: 1,000 (a Prometheus family each;
+/// on the OpenTelemetry path, one per `metrics` name). Further names are
+/// refused, counted in [`MetricsBridgeStats::refused`].
+///
+/// ```
+/// assert_eq!(gym_metrics_kit::bridge::DEFAULT_FAMILY_LIMIT, 1000);
+/// ```
+pub const DEFAULT_FAMILY_LIMIT: usize = 1000;
+
+/// The longest `metrics` name bridged, in bytes, as OpenTelemetry's
+/// instrument name rule: a longer one is refused on both paths.
+///
+/// ```
+/// assert_eq!(gym_metrics_kit::bridge::MAX_NAME_BYTES, 255);
+/// ```
+pub const MAX_NAME_BYTES: usize = 255;
+
+/// The longest description kept, in bytes: a longer one is cut at a
+/// character boundary (a family's `# HELP` is a line, not a document).
+///
+/// ```
+/// assert_eq!(gym_metrics_kit::bridge::MAX_HELP_BYTES, 1024);
+/// ```
+pub const MAX_HELP_BYTES: usize = 1024;
+
+/// The bytes counted for a sample line besides its family name and labels
+/// (the scope label, braces, quotes, the value): see
+/// [`MetricsBridgeOptions::bytes_limit`].
+///
+/// ```
+/// assert_eq!(gym_metrics_kit::bridge::SAMPLE_OVERHEAD_BYTES, 64);
+/// ```
+pub const SAMPLE_OVERHEAD_BYTES: usize = 64;
 
 /// Which `metrics` names a bucket rule applies to (the name as recorded,
 /// before any translation), as `metrics-exporter-prometheus`' `Matcher`.
@@ -78,8 +132,9 @@ impl HistogramMatcher {
     }
 }
 
-/// How a backend bridges the `metrics` crate: bucket rules and the
-/// cardinality limit. Rules are tried in the order they were added; the
+/// How a backend bridges the `metrics` crate: bucket rules, the
+/// cardinality limit and the byte budgets (a series' label bytes, all
+/// series' bytes, the number of instruments). Rules are tried in the order they were added; the
 /// first that matches wins, else [`DEFAULT_HISTOGRAM_BOUNDS`].
 ///
 /// ```
@@ -96,6 +151,9 @@ impl HistogramMatcher {
 pub struct MetricsBridgeOptions {
     rules: Vec<(HistogramMatcher, Boundaries)>,
     cardinality_limit: usize,
+    series_label_bytes_limit: usize,
+    bytes_limit: usize,
+    family_limit: usize,
 }
 
 impl Default for MetricsBridgeOptions {
@@ -105,16 +163,22 @@ impl Default for MetricsBridgeOptions {
 }
 
 impl MetricsBridgeOptions {
-    /// No bucket rule, the limit [`DEFAULT_CARDINALITY_LIMIT`].
+    /// No bucket rule, the limits [`DEFAULT_CARDINALITY_LIMIT`],
+    /// [`DEFAULT_SERIES_LABEL_BYTES_LIMIT`], [`DEFAULT_BYTES_LIMIT`] and
+    /// [`DEFAULT_FAMILY_LIMIT`].
     ///
     /// ```
     /// let f = gym_metrics_kit::bridge::MetricsBridgeOptions::new();
     /// assert_eq!(f.limit(), 2000);
+    /// assert_eq!(f.max_families(), 1000);
     /// ```
     pub fn new() -> Self {
         Self {
             rules: Vec::new(),
             cardinality_limit: DEFAULT_CARDINALITY_LIMIT,
+            series_label_bytes_limit: DEFAULT_SERIES_LABEL_BYTES_LIMIT,
+            bytes_limit: DEFAULT_BYTES_LIMIT,
+            family_limit: DEFAULT_FAMILY_LIMIT,
         }
     }
 
@@ -149,6 +213,79 @@ impl MetricsBridgeOptions {
     pub fn cardinality_limit(mut self, limit: usize) -> Self {
         self.cardinality_limit = limit.max(1);
         self
+    }
+
+    /// A label set whose keys and values (as recorded) hold more than
+    /// `bytes` bytes is recorded into its instrument's overflow series
+    /// (counted in [`MetricsBridgeStats::overflowed`], logged once).
+    ///
+    /// ```
+    /// let f = gym_metrics_kit::bridge::MetricsBridgeOptions::new().series_label_bytes_limit(4096);
+    /// assert_eq!(f.max_series_label_bytes(), 4096);
+    /// ```
+    pub fn series_label_bytes_limit(mut self, bytes: usize) -> Self {
+        self.series_label_bytes_limit = bytes;
+        self
+    }
+
+    /// The most bytes one series' labels may hold.
+    ///
+    /// ```
+    /// assert_eq!(gym_metrics_kit::bridge::MetricsBridgeOptions::new().max_series_label_bytes(), 1024);
+    /// ```
+    pub fn max_series_label_bytes(&self) -> usize {
+        self.series_label_bytes_limit
+    }
+
+    /// All bridged series together write at most about `bytes` bytes per
+    /// exposition: each series is counted, when it is made, as its sample
+    /// lines (one; a histogram's, one per bucket and `_sum` and `_count`)
+    /// times its family name, its labels' names and values, and
+    /// [`SAMPLE_OVERHEAD_BYTES`]. A new label set that would pass it is
+    /// recorded into its instrument's overflow series (counted in
+    /// [`MetricsBridgeStats::overflowed`], logged once); a series without
+    /// labels and the overflow series are always made (at most two per
+    /// instrument, bounded by [`MetricsBridgeOptions::family_limit`]).
+    ///
+    /// ```
+    /// let f = gym_metrics_kit::bridge::MetricsBridgeOptions::new().bytes_limit(1 << 20);
+    /// assert_eq!(f.max_bytes(), 1 << 20);
+    /// ```
+    pub fn bytes_limit(mut self, bytes: usize) -> Self {
+        self.bytes_limit = bytes;
+        self
+    }
+
+    /// The bytes all bridged series may write.
+    ///
+    /// ```
+    /// assert_eq!(gym_metrics_kit::bridge::MetricsBridgeOptions::new().max_bytes(), 8 << 20);
+    /// ```
+    pub fn max_bytes(&self) -> usize {
+        self.bytes_limit
+    }
+
+    /// At most `limit` bridged instruments (at least 1): a Prometheus family
+    /// each, and on the OpenTelemetry path one per `metrics` name. A name
+    /// that would make one more is refused (counted in
+    /// [`MetricsBridgeStats::refused`], logged once).
+    ///
+    /// ```
+    /// let f = gym_metrics_kit::bridge::MetricsBridgeOptions::new().family_limit(0);
+    /// assert_eq!(f.max_families(), 1);
+    /// ```
+    pub fn family_limit(mut self, limit: usize) -> Self {
+        self.family_limit = limit.max(1);
+        self
+    }
+
+    /// The most bridged instruments.
+    ///
+    /// ```
+    /// assert_eq!(gym_metrics_kit::bridge::MetricsBridgeOptions::new().max_families(), 1000);
+    /// ```
+    pub fn max_families(&self) -> usize {
+        self.family_limit
     }
 
     /// The cardinality limit in force.

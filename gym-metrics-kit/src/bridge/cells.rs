@@ -4,9 +4,9 @@
 //! attributes; nothing on the Prometheus path, which reads the value at
 //! scrape time) is the cell's type parameter.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use metrics::{CounterFn, GaugeFn};
+use metrics::{CounterFn, GaugeFn, HistogramFn};
 
 /// Where a counter cell also forwards what it adds: `()` for nowhere.
 ///
@@ -150,6 +150,101 @@ impl<T: Send + Sync + 'static> GaugeFn for GaugeCell<T> {
 
     fn set(&self, value: f64) {
         self.bits.store(value.to_bits(), Ordering::Relaxed);
+    }
+}
+
+/// Whether a dropped histogram value was logged in this process.
+static DROP_LOGGED: AtomicBool = AtomicBool::new(false);
+
+/// A histogram series of either backend (`sink`, what records), behind
+/// the one rule for what a bridged histogram takes: a finite, non-negative
+/// value, as the gym facade's durations. A negative value would make the
+/// `_sum` negative, which strict OpenMetrics parsers refuse for the whole
+/// scrape; NaN and the infinities would poison the sum for ever. Such
+/// values are dropped and counted here
+/// ([`MetricsBridgeStats::dropped`](super::MetricsBridgeStats::dropped)).
+///
+/// ```
+/// use metrics::HistogramFn;
+/// struct Sum(std::sync::Mutex<f64>);
+/// impl HistogramFn for Sum {
+///     fn record(&self, v: f64) { *self.0.lock().unwrap() += v; }
+/// }
+/// let h = gym_metrics_kit::bridge::HistogramCell::new(Sum(Default::default()));
+/// h.record(2.0);
+/// h.record(-1.0);
+/// h.record_many(f64::NAN, 3);
+/// assert_eq!(*h.sink().0.lock().unwrap(), 2.0);
+/// assert_eq!(h.dropped(), 4);
+/// ```
+#[derive(Debug)]
+pub struct HistogramCell<H> {
+    sink: H,
+    dropped: AtomicU64,
+}
+
+impl<H> HistogramCell<H> {
+    /// Records into `sink`, nothing dropped yet.
+    ///
+    /// ```
+    /// assert_eq!(gym_metrics_kit::bridge::HistogramCell::new(()).dropped(), 0);
+    /// ```
+    pub fn new(sink: H) -> Self {
+        Self {
+            sink,
+            dropped: AtomicU64::new(0),
+        }
+    }
+
+    /// What records the values taken.
+    ///
+    /// ```
+    /// assert_eq!(gym_metrics_kit::bridge::HistogramCell::new(7).sink(), &7);
+    /// ```
+    pub fn sink(&self) -> &H {
+        &self.sink
+    }
+
+    /// The values dropped so far (negative, NaN or infinite).
+    ///
+    /// ```
+    /// assert_eq!(gym_metrics_kit::bridge::HistogramCell::new(()).dropped(), 0);
+    /// ```
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Whether `value` is taken; counts it dropped if not (and logs the
+    /// first value dropped in this process).
+    fn takes(&self, value: f64, times: u64) -> bool {
+        let taken = value.is_finite() && value >= 0.0;
+        if !taken {
+            self.dropped.fetch_add(times, Ordering::Relaxed);
+            if !DROP_LOGGED.swap(true, Ordering::Relaxed) {
+                log::warn!(
+                    target: "gym_metrics",
+                    "dropped {value} recorded into a bridged metrics histogram: a histogram takes \
+                     finite, non-negative values (a negative one would make its _sum negative, \
+                     which OpenMetrics parsers refuse); counted in MetricsBridgeStats::dropped, \
+                     logged once"
+                );
+            }
+        }
+        taken
+    }
+}
+
+impl<H: HistogramFn> HistogramFn for HistogramCell<H> {
+    fn record(&self, value: f64) {
+        if self.takes(value, 1) {
+            self.sink.record(value);
+        }
+    }
+
+    fn record_many(&self, value: f64, count: usize) {
+        if self.takes(value, count as u64) {
+            self.sink.record_many(value, count);
+        }
     }
 }
 

@@ -19,23 +19,32 @@ pub struct MetricsBridgeRecorder<S: Storage> {
     registry: Arc<Registry<S>>,
 }
 
-/// What the bridge refused or folded so far (each also logged once).
+/// What the bridge refused, folded or dropped so far (each cause also
+/// logged once).
 ///
 /// ```
 /// let stats = gym_metrics_kit::bridge::MetricsBridgeStats::default();
-/// assert_eq!(stats.overflowed + stats.refused, 0);
+/// assert_eq!(stats.overflowed + stats.refused + stats.dropped, 0);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MetricsBridgeStats {
-    /// Registrations of a label set past an instrument's cardinality limit,
-    /// recorded into its overflow series (`otel.metric.overflow=true`,
-    /// `otel_metric_overflow="true"` in Prometheus).
+    /// Registrations of a label set recorded into its instrument's overflow
+    /// series (`otel.metric.overflow=true`, `otel_metric_overflow="true"`
+    /// in Prometheus): past the cardinality limit, past the bytes one
+    /// series' labels may hold, or past the bytes all series may write
+    /// ([`super::MetricsBridgeOptions`]).
     pub overflowed: u64,
     /// `metrics` instruments not exported: a name whose Prometheus family
     /// would meet a gym family or a bridged family of another kind, nothing
-    /// of which is left for a name, or that the backend cannot hold (on the
-    /// OpenTelemetry path, no OpenTelemetry instrument name).
+    /// of which is left for a name, longer than
+    /// [`super::MAX_NAME_BYTES`], past the family limit, or that the backend
+    /// cannot hold (on the OpenTelemetry path, no OpenTelemetry instrument
+    /// name). Each name is counted once while the bridge remembers it (the
+    /// first few thousand names), and at each registration after that.
     pub refused: u64,
+    /// Histogram values dropped: negative, NaN or infinite
+    /// ([`super::HistogramCell`]).
+    pub dropped: u64,
 }
 
 impl<S: Storage> MetricsBridgeRecorder<S> {

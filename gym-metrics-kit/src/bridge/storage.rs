@@ -7,6 +7,8 @@ use gym_metrics_api::backend::InstrumentKind;
 use metrics::{CounterFn, GaugeFn, HistogramFn};
 use std::sync::Arc;
 
+use super::HistogramCell;
+
 /// A series' labels, sorted by name: the identity of a series.
 pub type Labels = Vec<(String, String)>;
 
@@ -17,8 +19,9 @@ pub enum Series<S: Storage + ?Sized> {
     Counter(Arc<S::Counter>),
     /// A gauge's.
     Gauge(Arc<S::Gauge>),
-    /// A histogram's.
-    Histogram(Arc<S::Histogram>),
+    /// A histogram's, behind the kit's one rule for the values it takes
+    /// ([`HistogramCell`]: finite and non-negative).
+    Histogram(Arc<HistogramCell<S::Histogram>>),
 }
 
 impl<S: Storage + ?Sized> Clone for Series<S> {
@@ -91,7 +94,7 @@ pub struct InstrumentSpec<'a> {
 ///         match kind {
 ///             InstrumentKind::Counter => Series::Counter(Arc::new(CounterCell::new(()))),
 ///             InstrumentKind::Gauge => Series::Gauge(Arc::new(GaugeCell::new(()))),
-///             InstrumentKind::Histogram => Series::Histogram(Arc::default()),
+///             InstrumentKind::Histogram => Series::Histogram(Arc::new(HistogramCell::new(Counted::default()))),
 ///         }
 ///     }
 /// }
@@ -102,8 +105,9 @@ pub struct InstrumentSpec<'a> {
 ///     metrics::counter!("jobs.done", "queue" => "a").increment(2);
 ///     metrics::counter!("jobs.done", "queue" => "b").increment(1); // past the limit
 ///     metrics::gauge!("gym.servers.active").set(1.0); // a gym family's name
+///     metrics::histogram!("wait").record(-1.0); // dropped: negative
 /// });
-/// assert_eq!(bridge.stats(), MetricsBridgeStats { overflowed: 1, refused: 1 });
+/// assert_eq!(bridge.stats(), MetricsBridgeStats { overflowed: 1, refused: 1, dropped: 1 });
 /// registry.with_instruments(|all| {
 ///     let jobs = all.next().expect("one instrument");
 ///     assert_eq!(jobs.family(), "jobs_done_total");

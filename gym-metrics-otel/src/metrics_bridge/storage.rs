@@ -14,8 +14,8 @@
 //!   bucket rule's for the name (the instrument builder's `with_boundaries`),
 //!   the same buckets as on the Prometheus path.
 //!
-//! The kit's registry decides the cardinality limit at registration, as on
-//! the Prometheus path; its overflow series has the one attribute
+//! The kit's registry decides the cardinality limit (and the byte budgets)
+//! at registration, as on the Prometheus path; its overflow series has the one attribute
 //! `otel.metric.overflow=true`, the attribute set the SDK's own cardinality
 //! limit (opentelemetry_sdk 0.33) uses for its overflow series. The SDK
 //! decides at measurement time, silently as far as we are concerned (no
@@ -28,7 +28,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use gym_metrics_api::backend::InstrumentKind;
 use gym_metrics_kit::bridge::{
-    CounterCell, GaugeCell, InstrumentSpec, Series, SeriesLabels, Storage,
+    CounterCell, GaugeCell, HistogramCell, InstrumentSpec, Series, SeriesLabels, Storage,
 };
 use opentelemetry::metrics::{Counter, Histogram, Meter, ObservableGauge};
 use opentelemetry::KeyValue;
@@ -144,9 +144,9 @@ impl Storage for OtelStorage {
                     .push(Arc::clone(&one));
                 Series::Gauge(one)
             }
-            SdkInstrument::Histogram(h) => {
-                Series::Histogram(Arc::new(Attributed::new(h.clone(), attributes)))
-            }
+            SdkInstrument::Histogram(h) => Series::Histogram(Arc::new(HistogramCell::new(
+                Attributed::new(h.clone(), attributes),
+            ))),
         }
     }
 

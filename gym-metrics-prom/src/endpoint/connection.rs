@@ -184,10 +184,12 @@ async fn answer<B>(
         None => {
             // Read before rendering: a final scrape must hold everything
             // recorded before shutdown was asked for.
-            let may_be_final = shared.final_scrape.is_armed()
+            // A scrape after shutdown was asked for is rendered afresh.
+            let armed = shared.final_scrape.is_armed();
+            let may_be_final = armed
                 && request.method() == Method::GET
                 && request.uri().path() == respond::METRICS_PATH;
-            let response = respond::respond(handle, request);
+            let response = respond::respond(handle, &shared.renders, armed, request);
             let is_final = may_be_final && response.status() == StatusCode::OK;
             (response, is_final)
         }

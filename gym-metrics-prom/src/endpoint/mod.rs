@@ -5,7 +5,10 @@
 //! process's descriptors (`limits`): at that cap the oldest connection with
 //! no request in progress makes room for a new one (`registry`), and every
 //! connection is closed after 10 s without a request or 10 s of a write
-//! going nowhere (`connection`). Every line a client can cause is logged at
+//! going nowhere (`connection`); past 8 MiB of renders held by answers
+//! not yet read, scrapes share the newest render (`renders`), so slow
+//! readers hold one copy of a large exposition, not one each. Every line a
+//! client can cause is logged at
 //! most once a minute per cause (`log_limiter`); the counts are in
 //! [`EndpointStats`].
 //!
@@ -35,6 +38,7 @@ mod log_limiter;
 mod negotiate;
 mod protection;
 mod registry;
+mod renders;
 mod respond;
 mod shared;
 mod stats;

@@ -13,6 +13,7 @@ use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
 
 use super::negotiate::{accepts_gzip, format_for, Format};
+use super::renders::Renders;
 use crate::handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
 
 /// The `Content-Type` of the HTTP SD document.
@@ -21,8 +22,15 @@ const HTTP_SD_CONTENT_TYPE: &str = "application/json";
 /// The scrape path.
 pub(crate) const METRICS_PATH: &str = "/metrics";
 
-/// Answers `request`. Never fails: problems become a status code.
-pub(crate) fn respond<B>(handle: &PrometheusHandle, request: &Request<B>) -> Response<Full<Bytes>> {
+/// Answers `request`, its exposition rendered afresh or shared through
+/// `renders` (always afresh when `fresh`). Never fails: problems become a
+/// status code.
+pub(crate) fn respond<B>(
+    handle: &PrometheusHandle,
+    renders: &Renders,
+    fresh: bool,
+    request: &Request<B>,
+) -> Response<Full<Bytes>> {
     let path = request.uri().path();
     // Only the orchestrator's handle holds a target list.
     let sd = (path == SD_PATH)
@@ -54,30 +62,32 @@ pub(crate) fn respond<B>(handle: &PrometheusHandle, request: &Request<B>) -> Res
             .get(name)
             .and_then(|v: &HeaderValue| v.to_str().ok())
     };
-    let (body, content_type) = match format_for(header(ACCEPT)) {
-        Format::OpenMetrics => (handle.render_openmetrics(), OPENMETRICS_CONTENT_TYPE),
-        Format::Text => (handle.render(), TEXT_CONTENT_TYPE),
+    let format = format_for(header(ACCEPT));
+    let content_type = match format {
+        Format::OpenMetrics => OPENMETRICS_CONTENT_TYPE,
+        Format::Text => TEXT_CONTENT_TYPE,
     };
-    let mut body = body.into_bytes();
-    let mut gzipped = false;
-    if accepts_gzip(header(ACCEPT_ENCODING)) {
-        if let Some(compressed) = gzip(&body) {
-            body = compressed;
-            gzipped = true;
+    let gzip_accepted = accepts_gzip(header(ACCEPT_ENCODING));
+    let variant = usize::from(format == Format::OpenMetrics) * 2 + usize::from(gzip_accepted);
+    let answer = renders.answer(variant, fresh, || {
+        let body = match format {
+            Format::OpenMetrics => handle.render_openmetrics(),
+            Format::Text => handle.render(),
         }
-    }
+        .into_bytes();
+        match gzip_accepted.then(|| gzip(&body)).flatten() {
+            Some(compressed) => (compressed, true),
+            None => (body, false),
+        }
+    });
 
-    let length = body.len();
-    let mut response = Response::new(Full::new(if head {
-        Bytes::new()
-    } else {
-        Bytes::from(body)
-    }));
+    let length = answer.body.len();
+    let mut response = Response::new(Full::new(if head { Bytes::new() } else { answer.body }));
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     headers.insert(CONTENT_LENGTH, HeaderValue::from(length));
     headers.insert(VARY, HeaderValue::from_static("Accept, Accept-Encoding"));
-    if gzipped {
+    if answer.gzipped {
         headers.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
     }
     response
@@ -120,6 +130,10 @@ mod tests {
     use crate::PrometheusBuilder;
     use http_body_util::BodyExt;
     use std::io::Read;
+
+    fn respond<B>(handle: &PrometheusHandle, request: &Request<B>) -> Response<Full<Bytes>> {
+        super::respond(handle, &Renders::default(), false, request)
+    }
 
     fn handle() -> PrometheusHandle {
         use gym_metrics_api::backend::Recorder;

@@ -5,6 +5,7 @@ use super::final_scrape::FinalScrapeWatch;
 use super::limits::Limits;
 use super::log_limiter::{LogLimiter, ONCE_A_MINUTE};
 use super::registry::Registry;
+use super::renders::Renders;
 use super::stats::{Counters, EndpointStats};
 
 /// One endpoint's limits, live connections, counts and rate-limited log.
@@ -15,6 +16,8 @@ pub(crate) struct Shared {
     pub(crate) registry: Registry,
     pub(crate) counters: Counters,
     pub(crate) final_scrape: FinalScrapeWatch,
+    /// The renders the answers hold, shared past a budget.
+    pub(crate) renders: Renders,
     /// Every line a client can cause goes through it.
     pub(crate) log: LogLimiter,
     /// Basic auth on every request, when the web configuration has users.
@@ -30,6 +33,7 @@ impl Shared {
             registry: Registry::default(),
             counters: Counters::default(),
             final_scrape: FinalScrapeWatch::default(),
+            renders: Renders::default(),
             log: LogLimiter::new(ONCE_A_MINUTE),
             #[cfg(feature = "web-config")]
             basic_auth: None,
@@ -37,7 +41,10 @@ impl Shared {
     }
 
     pub(crate) fn stats(&self) -> EndpointStats {
-        self.counters
-            .snapshot(self.limits.max_connections, self.registry.len())
+        let mut stats = self
+            .counters
+            .snapshot(self.limits.max_connections, self.registry.len());
+        stats.shared_answers = self.renders.shared();
+        stats
     }
 }

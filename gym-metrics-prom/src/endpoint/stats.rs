@@ -42,6 +42,10 @@ pub struct EndpointStats {
     /// Requests refused by basic auth: 401 (missing or wrong credentials)
     /// or 429 (too many waiting for a password check).
     pub auth_refusals: u64,
+    /// Scrapes answered with the newest render another answer still held
+    /// instead of a new one: the renders held by answers not yet read took
+    /// over 8 MiB (slow or never-reading clients of a large exposition).
+    pub shared_answers: u64,
 }
 
 /// The counters behind [`EndpointStats`], bumped on the endpoint's thread.
@@ -104,6 +108,7 @@ impl Counters {
             accept_errors: read(&self.accept_errors),
             tls_handshake_failures: read(&self.tls_handshake_failures),
             auth_refusals: read(&self.auth_refusals),
+            shared_answers: 0,
         }
     }
 }

@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use gym_metrics_api::backend::InstrumentKind;
 use gym_metrics_kit::bridge::{
-    CounterCell, GaugeCell, InstrumentSpec, Labels, MetricsBridgeOptions, Registry, Series,
-    SeriesLabels, Storage,
+    CounterCell, GaugeCell, HistogramCell, InstrumentSpec, Labels, MetricsBridgeOptions, Registry,
+    Series, SeriesLabels, Storage,
 };
 
 pub use gym_metrics_kit::bridge::MetricsBridgeStats;
@@ -91,9 +91,9 @@ impl Storage for PromStorage {
         match kind {
             InstrumentKind::Counter => Series::Counter(Arc::new(CounterCell::new(()))),
             InstrumentKind::Gauge => Series::Gauge(Arc::new(GaugeCell::new(()))),
-            InstrumentKind::Histogram => {
-                Series::Histogram(Arc::new(HistogramSeries::new(&family.bounds)))
-            }
+            InstrumentKind::Histogram => Series::Histogram(Arc::new(HistogramCell::new(
+                HistogramSeries::new(&family.bounds),
+            ))),
         }
     }
 

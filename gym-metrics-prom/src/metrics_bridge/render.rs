@@ -55,7 +55,7 @@ impl Reading {
         match series {
             Series::Counter(c) => Reading::Count(c.value()),
             Series::Gauge(g) => Reading::Float(g.value()),
-            Series::Histogram(h) => Reading::Histogram(h.read()),
+            Series::Histogram(h) => Reading::Histogram(h.sink().read()),
         }
     }
 

@@ -15,7 +15,9 @@ use gym_metrics_kit::redact::RedactedHeaders;
 
 use crate::collector_url::CollectorUrl;
 use crate::console_writer::ConsoleWriter;
-use crate::exporter_env::{ExporterEnv, ENV_VARIABLES};
+use crate::exporter_env::{
+    ExporterEnv, ENV_VARIABLES, EXPORT_INTERVAL_EXPECTED, MIN_EXPORT_INTERVAL,
+};
 use crate::resource::build_resource;
 use crate::start::{meter_provider, Export};
 use crate::{
@@ -34,15 +36,6 @@ fn variable_names() -> Vec<&'static str> {
 /// for less than a minute, so at 60 s most of its life would reach the
 /// collector only in the final export.
 pub(crate) const DEFAULT_EXPORT_INTERVAL: Duration = Duration::from_secs(10);
-/// The shortest export interval accepted (issue 26): 50 ms, twenty exports
-/// a second, two hundred times the default rate and what the fastest of
-/// our own tests and benchmarks asks for. Below it a typo (`1` for `1s`)
-/// would flood the collector (1 ms made 7,620 exports in 4 s), so it is a
-/// start-up error rather than a value clamped in silence.
-pub(crate) const MIN_EXPORT_INTERVAL: Duration = Duration::from_millis(50);
-/// What an export interval below [`MIN_EXPORT_INTERVAL`] is told.
-pub(crate) const EXPORT_INTERVAL_EXPECTED: &str =
-    "at least 50 ms between exports (the default is 10000 ms)";
 /// Default `OTEL_EXPORTER_OTLP_TIMEOUT`: 10 s, as the specification says.
 pub(crate) const DEFAULT_EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default `OTEL_METRIC_EXPORT_TIMEOUT`: 30 s, as the specification says.

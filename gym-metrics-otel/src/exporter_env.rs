@@ -10,11 +10,19 @@ use gym_metrics_kit::env::{
     TlsEnv,
 };
 
-use crate::builder::{EXPORT_INTERVAL_EXPECTED, MIN_EXPORT_INTERVAL};
-
 use crate::collector_url::{self, CollectorUrl};
 #[cfg(doc)]
 use crate::OtelBuilder;
+
+/// The shortest export interval accepted (issue 26): 50 ms, twenty exports
+/// a second, two hundred times the default rate and what the fastest of
+/// our own tests and benchmarks asks for. Below it a typo (`1` for `1s`)
+/// would flood the collector (1 ms made 7,620 exports in 4 s), so it is a
+/// start-up error rather than a value clamped in silence.
+pub(crate) const MIN_EXPORT_INTERVAL: Duration = Duration::from_millis(50);
+/// What an export interval below [`MIN_EXPORT_INTERVAL`] is told.
+pub(crate) const EXPORT_INTERVAL_EXPECTED: &str =
+    "at least 50 ms between exports (the default is 10000 ms)";
 use crate::{
     ConfigError, HistogramAggregation, MetricsExporter, OtlpProtocol, TemporalityPreference,
 };

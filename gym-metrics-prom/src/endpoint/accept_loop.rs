@@ -93,8 +93,8 @@ async fn wait_out(awaiting: Option<(Instant, Duration)>) {
     }
 }
 
-/// Serves `stream` if the cap allows, evicting the oldest idle connection
-/// when at it; closes `stream` at once when every open one is busy.
+/// Serves `stream`; at the cap another connection makes room for it
+/// (`registry`), and nothing more is accepted until that one's socket is closed.
 async fn admit(
     stream: TcpStream,
     tls: Option<&mut TlsSource>,
@@ -104,43 +104,38 @@ async fn admit(
 ) {
     shared.counters.count(Event::Accepted);
     let cap = shared.limits.max_connections;
-    match shared.registry.admit(cap, shared.clock) {
-        Admission::Refused => {
-            shared.counters.count(Event::Refused);
-            if let Some(held_back) = shared.log.admit("refused") {
-                log::warn!(target: "gym_metrics", "refused a metrics connection: all {cap} connections allowed are answering requests ({held_back})");
-            }
-            drop(stream);
+    let Admission { state, evicted } = shared.registry.admit(cap, shared.clock);
+    // The handshake runs on the connection's task, under its watchdog: it
+    // holds a place within the cap, is evictable, and ends at the idle
+    // timeout like any connection with no request.
+    let tls = tls.map(|source| source.acceptor(shared));
+    tokio::spawn(connection::serve(
+        stream,
+        tls,
+        state,
+        Arc::clone(shared),
+        handle.clone(),
+        drained.clone(),
+    ));
+    // Let the connections run (this one's first look at its socket, the
+    // others' answers) before the next is accepted: under a flood of new
+    // connections, one just made would otherwise become the oldest before
+    // it had read its request, and go at the cap.
+    tokio::task::yield_now().await;
+    if let Some(evicted) = evicted {
+        shared.counters.count(Event::Evicted);
+        if let Some(held_back) = shared.log.admit("evicted") {
+            log::warn!(target: "gym_metrics", "the metrics endpoint holds its most connections ({cap}, a quarter of the descriptor limit): closed the oldest one (one waiting for a request first, else whatever it was doing) to make room ({held_back})");
         }
-        Admission::Admitted { state, evicted } => {
-            // The handshake runs on the connection's task, under its
-            // watchdog: it holds a place within the cap, is evictable, and
-            // ends at the idle timeout like any connection with no request.
-            let tls = tls.map(|source| source.acceptor(shared));
-            tokio::spawn(connection::serve(
-                stream,
-                tls,
-                state,
-                Arc::clone(shared),
-                handle.clone(),
-                drained.clone(),
-            ));
-            if let Some(evicted) = evicted {
-                shared.counters.count(Event::Evicted);
-                if let Some(held_back) = shared.log.admit("evicted") {
-                    log::warn!(target: "gym_metrics", "the metrics endpoint holds its most connections ({cap}, a quarter of the descriptor limit): closed the oldest idle one to make room ({held_back})");
-                }
-                // Accept nothing more until its socket is closed: a burst of
-                // connections would otherwise hold a descriptor each until
-                // the evicted tasks next ran, far past the cap.
-                if tokio::time::timeout(EVICTION_DEADLINE, evicted.wait_closed())
-                    .await
-                    .is_err()
-                {
-                    if let Some(held_back) = shared.log.admit("slow eviction") {
-                        log::debug!(target: "gym_metrics", "an evicted metrics connection took over {EVICTION_DEADLINE:?} to close ({held_back})");
-                    }
-                }
+        // Accept nothing more until its socket is closed: a burst of
+        // connections would otherwise hold a descriptor each until the
+        // evicted tasks next ran, far past the cap.
+        if tokio::time::timeout(EVICTION_DEADLINE, evicted.wait_closed())
+            .await
+            .is_err()
+        {
+            if let Some(held_back) = shared.log.admit("slow eviction") {
+                log::debug!(target: "gym_metrics", "an evicted metrics connection took over {EVICTION_DEADLINE:?} to close ({held_back})");
             }
         }
     }

@@ -1,6 +1,7 @@
-//! The connection's socket, telling its state when a write progresses or
-//! stalls and when everything written is flushed, for the watchdog (why it
-//! exists: the endpoint's module doc).
+//! The connection's socket, telling its state when a read brings bytes, when
+//! a write finds the socket full and when everything written is on it, for
+//! the watchdog and the pipelining bound (why it exists: the endpoint's
+//! module doc).
 
 use std::io;
 use std::pin::Pin;
@@ -14,7 +15,7 @@ use super::connection_state::ConnectionState;
 use super::final_scrape::FinalScrapeWatch;
 use super::shared::Shared;
 
-/// A `TcpStream` that reports its writes to its [`ConnectionState`].
+/// A `TcpStream` that reports its reads, writes and flushes to its [`ConnectionState`].
 #[derive(Debug)]
 pub(crate) struct ActivityIo {
     stream: TcpStream,
@@ -31,11 +32,9 @@ impl ActivityIo {
         }
     }
 
-    fn note_write(&self, result: &Poll<io::Result<usize>>) {
-        match result {
-            Poll::Ready(Ok(n)) if *n > 0 => self.state.wrote(),
-            Poll::Pending => self.state.write_stalled(),
-            _ => {}
+    fn note_write<T>(&self, result: &Poll<io::Result<T>>) {
+        if result.is_pending() {
+            self.state.write_stalled();
         }
     }
 
@@ -50,9 +49,15 @@ impl AsyncRead for ActivityIo {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        // Reads do not count as progress: a client trickling a request head
-        // byte by byte is still idle (no request in progress).
-        Pin::new(&mut self.stream).poll_read(cx, buf)
+        // Reads are no progress: a client trickling a request head byte by
+        // byte is still idle (no request in progress). They are counted, so
+        // a request that needed none came pipelined.
+        let before = buf.filled().len();
+        let result = Pin::new(&mut self.stream).poll_read(cx, buf);
+        if matches!(result, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.state.read();
+        }
+        result
     }
 }
 
@@ -82,8 +87,9 @@ impl AsyncWrite for ActivityIo {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        // hyper flushes its socket only once its own write buffer is empty,
-        // so a flush that succeeds means every byte so far reached the socket.
+        // hyper (and rustls beneath it) flush the socket only once their own
+        // write buffers are empty, so a flush that succeeds means every byte
+        // so far reached the socket: the end of an answer.
         let result = Pin::new(&mut self.stream).poll_flush(cx);
         if matches!(result, Poll::Ready(Ok(()))) && self.state.flushed() {
             self.final_scrape().answered();

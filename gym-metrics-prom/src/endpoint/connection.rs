@@ -1,12 +1,14 @@
-//! Serving one connection: hyper's HTTP/1 with bounded buffers, under a
-//! watchdog that closes it when idle or stalled on a write for too long, when
-//! evicted, and gracefully when the endpoint drains.
+//! Serving one connection: hyper's HTTP/1 with bounded buffers and one
+//! answer at a time, under a watchdog that closes it when idle for too long,
+//! when an answer is not written out in time, when evicted, and gracefully
+//! when the endpoint drains.
 
 use std::convert::Infallible;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{Method, Request, Response, StatusCode};
+use http::header::CONNECTION;
+use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Frame;
 use hyper::server::conn::http1;
@@ -18,7 +20,7 @@ use tokio::sync::watch;
 use super::activity_io::ActivityIo;
 #[cfg(feature = "web-config")]
 use super::basic_auth;
-use super::connection_state::{Clock, ConnectionState, Expiry};
+use super::connection_state::{ConnectionState, Expiry};
 use super::protection::ConnectionTls;
 use super::respond;
 use super::shared::Shared;
@@ -91,7 +93,7 @@ async fn handshake(
                 }
             },
             () = state.changed() => {}
-            () = sleep_until_ms(clock, next_expiry) => {
+            () = tokio::time::sleep_until(clock.instant_at(next_expiry)) => {
                 if let Some(expiry) = state.expired(&shared.limits, clock.now_ms()) {
                     close_expired(shared, expiry);
                     return None;
@@ -149,7 +151,7 @@ async fn serve_http<I>(
                 return;
             }
             () = state.changed() => {}
-            () = sleep_until_ms(clock, next_expiry) => {
+            () = tokio::time::sleep_until(clock.instant_at(next_expiry)) => {
                 if let Some(expiry) = state.expired(&shared.limits, clock.now_ms()) {
                     close_expired(&shared, expiry);
                     return;
@@ -171,7 +173,10 @@ async fn serve_http<I>(
 /// The response to `request`, holding the connection's request-in-progress
 /// mark until hyper is done with it; a final scrape tells the watch once its
 /// last frame goes out. With basic auth, refused credentials get a refusal
-/// and nothing is rendered.
+/// and nothing is rendered. A pipelined request (sent before the answer
+/// before it was out) is answered with `Connection: close`, and hyper reads
+/// no request after it: a client that pipelines a batch and reads nothing
+/// has two of them answered.
 async fn answer<B>(
     handle: &PrometheusHandle,
     request: &Request<B>,
@@ -179,7 +184,7 @@ async fn answer<B>(
     shared: &Shared,
 ) -> Response<impl hyper::body::Body<Data = Bytes, Error = Infallible> + Send + 'static> {
     let in_progress = state.request_started();
-    let (response, is_final) = match refusal(request, shared).await {
+    let (mut response, is_final) = match refusal(request, shared).await {
         Some(refused) => (refused, false),
         None => {
             // Read before rendering: a final scrape must hold everything
@@ -194,6 +199,15 @@ async fn answer<B>(
             (response, is_final)
         }
     };
+    if in_progress.pipelined() {
+        response
+            .headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+        shared.counters.count(Event::PipeliningClose);
+        if let Some(held_back) = shared.log.admit("pipelining") {
+            log::debug!(target: "gym_metrics", "a metrics client sent a request before reading the answer before it (pipelining): answered it and closed the connection, one answer at a time ({held_back})");
+        }
+    }
     response.map(move |body: Full<Bytes>| {
         body.map_frame(move |frame: Frame<Bytes>| {
             if is_final {
@@ -217,13 +231,6 @@ async fn refusal<B>(_request: &Request<B>, _shared: &Shared) -> Option<Response<
     None
 }
 
-async fn sleep_until_ms(clock: Clock, at_ms: Option<u64>) {
-    match at_ms {
-        Some(ms) => tokio::time::sleep_until(clock.instant_at(ms)).await,
-        None => std::future::pending().await,
-    }
-}
-
 fn close_expired(shared: &Shared, expiry: Expiry) {
     let limits = &shared.limits;
     match expiry {
@@ -237,13 +244,13 @@ fn close_expired(shared: &Shared, expiry: Expiry) {
                 );
             }
         }
-        Expiry::WriteStalled => {
+        Expiry::ResponseDeadline => {
             shared.counters.count(Event::WriteTimeout);
             if let Some(held_back) = shared.log.admit("write timeout") {
                 log::warn!(
                     target: "gym_metrics",
-                    "closed a metrics connection whose client read nothing of its answer for {:?} ({held_back})",
-                    limits.write_timeout
+                    "closed a metrics connection whose answer was not all on the socket {:?} after its request (a client reading too slowly or not at all) ({held_back})",
+                    limits.response_deadline
                 );
             }
         }

@@ -1,5 +1,7 @@
 //! What one connection is doing, as its request handler, its socket wrapper,
-//! its watchdog and the registry (choosing whom to evict) see it.
+//! its watchdog and the registry (choosing whom to evict) see it: idle
+//! (waiting for a request) or busy (from a request's head until its answer
+//! is all on the socket), since when, and whether a request came pipelined.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -36,29 +38,43 @@ impl Clock {
 /// Why a connection's watchdog closes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Expiry {
-    /// No request in progress for the idle timeout.
+    /// Idle for the idle timeout.
     Idle,
-    /// A response write accepted no byte for the write timeout.
-    WriteStalled,
+    /// Busy for the response deadline: an answer not on the socket in time.
+    ResponseDeadline,
 }
 
-const NOT_STALLED: u64 = u64::MAX;
+const NOT_BUSY: u64 = u64::MAX;
 
 /// One live connection's state; shared, all on the endpoint's thread but
 /// for the guard reading the registry's size.
+///
+/// Busy runs from a request's head (or a write that found the socket full)
+/// to the first flush, with no request left in progress, that reaches the
+/// socket: hyper and rustls flush the socket only once their own buffers
+/// are empty, so the answer is then all in the kernel's hands. A byte the
+/// client reads ends nothing: only the whole answer does.
 #[derive(Debug)]
 pub(crate) struct ConnectionState {
     id: u64,
     clock: Clock,
     requests_in_progress: AtomicU32,
-    /// The last accept, request start or end, or byte written.
-    last_progress_ms: AtomicU64,
-    /// Since when a write has been waiting for the client's socket.
-    write_stalled_since_ms: AtomicU64,
+    /// Since when the connection has been busy; [`NOT_BUSY`] while idle.
+    busy_since_ms: AtomicU64,
+    /// Since when it has been idle: its admission, or its last answer written out.
+    idle_since_ms: AtomicU64,
+    /// An answer was written out: the connection waits for another request.
+    answered: AtomicBool,
+    /// A request came pipelined: its answer is the connection's last.
+    closing: AtomicBool,
+    /// Socket reads that brought bytes, and their count when it last went idle:
+    /// a request read with no read since came before that answer was out.
+    reads: AtomicU64,
+    reads_when_idle: AtomicU64,
     /// A final scrape's last frame went to hyper, its bytes not yet to the socket.
     final_scrape_unflushed: AtomicBool,
     evicted: AtomicBool,
-    /// Woken when the watchdog must look again (idle from now, stalled, evicted).
+    /// Woken when the watchdog must look again: evicted.
     changed: Notify,
     /// Set, and notified, once the task has ended and its socket is closed.
     closed: AtomicBool,
@@ -71,8 +87,12 @@ impl ConnectionState {
             id,
             clock,
             requests_in_progress: AtomicU32::new(0),
-            last_progress_ms: AtomicU64::new(clock.now_ms()),
-            write_stalled_since_ms: AtomicU64::new(NOT_STALLED),
+            busy_since_ms: AtomicU64::new(NOT_BUSY),
+            idle_since_ms: AtomicU64::new(clock.now_ms()),
+            answered: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
+            reads: AtomicU64::new(0),
+            reads_when_idle: AtomicU64::new(0),
             final_scrape_unflushed: AtomicBool::new(false),
             evicted: AtomicBool::new(false),
             changed: Notify::new(),
@@ -85,45 +105,86 @@ impl ConnectionState {
         self.id
     }
 
-    /// No request in progress and nothing waiting to be written: what may be
-    /// evicted, and what the idle timeout applies to.
+    /// Nothing in progress and nothing waiting to be written: what the idle
+    /// timeout applies to, and what closes at once when the endpoint drains.
     pub(crate) fn is_idle(&self) -> bool {
-        self.requests_in_progress.load(Ordering::Relaxed) == 0
-            && self.write_stalled_since_ms.load(Ordering::Relaxed) == NOT_STALLED
-            && !self.final_scrape_unflushed.load(Ordering::Relaxed)
+        self.busy_since_ms.load(Ordering::Relaxed) == NOT_BUSY
+    }
+
+    /// What goes before any other at the cap: a connection waiting for a
+    /// request after an answer (closing it cuts off nothing), one answering
+    /// a pipelined request (it closes after that), and one idle or busy for
+    /// at least `slow_ms` (no request, or a head that does not end; an
+    /// answer its client does not read). What is left is a client that has
+    /// just connected, or whose answer is being written: a scraper's.
+    pub(crate) fn goes_first(&self, now_ms: u64, slow_ms: u64) -> bool {
+        if self.closing.load(Ordering::Relaxed) {
+            return true;
+        }
+        let busy = self.busy_since_ms.load(Ordering::Relaxed);
+        let since = if busy == NOT_BUSY {
+            if self.answered.load(Ordering::Relaxed) {
+                return true;
+            }
+            self.idle_since_ms.load(Ordering::Relaxed)
+        } else {
+            busy
+        };
+        now_ms.saturating_sub(since) >= slow_ms
     }
 
     /// A request's head was read; in progress until the guard (held by the
-    /// response body) is dropped, i.e. hyper is done with the response.
+    /// response body) is dropped, i.e. hyper is done with the response. The
+    /// guard tells whether it came pipelined: sent before the answer before
+    /// it was all on the socket (the connection was still busy), or already
+    /// buffered when it was (no socket read since).
     pub(crate) fn request_started(self: &Arc<Self>) -> RequestInProgress {
+        let busy = !self.is_idle();
+        let pipelined = busy
+            || (self.answered.load(Ordering::Relaxed)
+                && self.reads.load(Ordering::Relaxed)
+                    == self.reads_when_idle.load(Ordering::Relaxed));
+        if !busy {
+            self.busy_since_ms
+                .store(self.clock.now_ms(), Ordering::Relaxed);
+        }
+        if pipelined {
+            self.closing.store(true, Ordering::Relaxed);
+        }
         self.requests_in_progress.fetch_add(1, Ordering::Relaxed);
-        self.progressed();
-        RequestInProgress(Arc::clone(self))
-    }
-
-    /// The client's socket took one byte or more.
-    pub(crate) fn wrote(&self) {
-        self.write_stalled_since_ms
-            .store(NOT_STALLED, Ordering::Relaxed);
-        self.progressed();
-    }
-
-    /// A write found the client's socket full.
-    pub(crate) fn write_stalled(&self) {
-        let now = self.clock.now_ms();
-        if self
-            .write_stalled_since_ms
-            .compare_exchange(NOT_STALLED, now, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
-        {
-            self.changed.notify_one();
+        RequestInProgress {
+            state: Arc::clone(self),
+            pipelined,
         }
     }
 
-    /// Everything hyper wrote went to the socket. True once after a final
+    /// The socket brought bytes.
+    pub(crate) fn read(&self) {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A write found the client's socket full: busy until it is written out
+    /// (a request was already, or it is hyper's own answer to a bad request).
+    pub(crate) fn write_stalled(&self) {
+        if self.is_idle() {
+            self.busy_since_ms
+                .store(self.clock.now_ms(), Ordering::Relaxed);
+        }
+    }
+
+    /// Everything written so far is on the socket. With no request in
+    /// progress the connection is idle again. True once after a final
     /// scrape's last frame was handed over: that scrape is now answered.
     pub(crate) fn flushed(&self) -> bool {
-        self.final_scrape_unflushed.swap(false, Ordering::Relaxed)
+        let final_scrape = self.final_scrape_unflushed.swap(false, Ordering::Relaxed);
+        if !self.is_idle() && self.requests_in_progress.load(Ordering::Relaxed) == 0 {
+            self.reads_when_idle
+                .store(self.reads.load(Ordering::Relaxed), Ordering::Relaxed);
+            self.idle_since_ms
+                .store(self.clock.now_ms(), Ordering::Relaxed);
+            self.busy_since_ms.store(NOT_BUSY, Ordering::Relaxed);
+        }
+        final_scrape
     }
 
     /// Closes this connection at its watchdog's next look.
@@ -149,65 +210,70 @@ impl ConnectionState {
         }
     }
 
-    /// Resolves when the watchdog must look again.
+    /// Resolves when the watchdog must look again before its timer.
     pub(crate) fn changed(&self) -> Notified<'_> {
         self.changed.notified()
     }
 
-    /// When a timeout could next expire (ms), if any: `None` while a request
-    /// is being answered without a stalled write (the end of that request
-    /// wakes the watchdog).
-    pub(crate) fn next_expiry_ms(&self, limits: &Limits) -> Option<u64> {
-        let stalled = self.write_stalled_since_ms.load(Ordering::Relaxed);
-        if stalled != NOT_STALLED {
-            return Some(stalled.saturating_add(millis(limits.write_timeout)));
+    /// When the current timeout expires (ms): the response deadline while
+    /// busy, the idle timeout while idle. Never later than the one in force
+    /// after a change, so a watchdog that slept until it and looks again
+    /// misses none: busy starts after idle did, and idle after busy.
+    pub(crate) fn next_expiry_ms(&self, limits: &Limits) -> u64 {
+        let busy = self.busy_since_ms.load(Ordering::Relaxed);
+        if busy != NOT_BUSY {
+            return busy.saturating_add(millis(limits.response_deadline));
         }
-        if self.is_idle() {
-            let last = self.last_progress_ms.load(Ordering::Relaxed);
-            return Some(last.saturating_add(millis(limits.idle_timeout)));
-        }
-        None
+        let idle = self.idle_since_ms.load(Ordering::Relaxed);
+        idle.saturating_add(millis(limits.idle_timeout))
     }
 
     /// Which timeout has expired at `now_ms`, if one has.
     pub(crate) fn expired(&self, limits: &Limits, now_ms: u64) -> Option<Expiry> {
-        let stalled = self.write_stalled_since_ms.load(Ordering::Relaxed);
-        if stalled != NOT_STALLED {
-            return (now_ms.saturating_sub(stalled) >= millis(limits.write_timeout))
-                .then_some(Expiry::WriteStalled);
+        let busy = self.busy_since_ms.load(Ordering::Relaxed);
+        if busy != NOT_BUSY {
+            return (now_ms.saturating_sub(busy) >= millis(limits.response_deadline))
+                .then_some(Expiry::ResponseDeadline);
         }
-        let last = self.last_progress_ms.load(Ordering::Relaxed);
-        (self.is_idle() && now_ms.saturating_sub(last) >= millis(limits.idle_timeout))
-            .then_some(Expiry::Idle)
+        let idle = self.idle_since_ms.load(Ordering::Relaxed);
+        (now_ms.saturating_sub(idle) >= millis(limits.idle_timeout)).then_some(Expiry::Idle)
     }
 
     pub(crate) fn clock(&self) -> Clock {
         self.clock
     }
-
-    fn progressed(&self) {
-        self.last_progress_ms
-            .store(self.clock.now_ms(), Ordering::Relaxed);
-    }
 }
 
 /// A request in progress on its connection; dropped with the response body.
 #[derive(Debug)]
-pub(crate) struct RequestInProgress(Arc<ConnectionState>);
+pub(crate) struct RequestInProgress {
+    state: Arc<ConnectionState>,
+    pipelined: bool,
+}
 
 impl RequestInProgress {
+    /// Sent before the answer before it was on the socket: answered, and
+    /// then the connection closes (one answer at a time per connection).
+    pub(crate) fn pipelined(&self) -> bool {
+        self.pipelined
+    }
+
     /// This response is a final scrape, and hyper has just taken its last
     /// frame: it is answered once its bytes are flushed to the socket.
     pub(crate) fn final_scrape_handed_over(&self) {
-        self.0.final_scrape_unflushed.store(true, Ordering::Relaxed);
+        self.state
+            .final_scrape_unflushed
+            .store(true, Ordering::Relaxed);
     }
 }
 
 impl Drop for RequestInProgress {
     fn drop(&mut self) {
-        self.0.requests_in_progress.fetch_sub(1, Ordering::Relaxed);
-        self.0.progressed();
-        self.0.changed.notify_one();
+        // Idle again at the flush that puts its last bytes on the socket.
+        self.state
+            .requests_in_progress
+            .fetch_sub(1, Ordering::Relaxed);
+        self.state.answered.store(true, Ordering::Relaxed);
     }
 }
 
@@ -223,58 +289,117 @@ mod tests {
         Limits::for_descriptor_limit(64)
     }
 
+    fn state() -> Arc<ConnectionState> {
+        Arc::new(ConnectionState::new(1, Clock::start()))
+    }
+
     #[test]
-    fn idle_until_a_request_starts_and_again_when_its_response_is_done() {
-        let state = Arc::new(ConnectionState::new(1, Clock::start()));
+    fn busy_from_a_request_until_its_answer_is_flushed() {
+        let state = state();
         assert!(state.is_idle());
         let request = state.request_started();
-        assert!(!state.is_idle());
-        assert_eq!(state.next_expiry_ms(&limits()), None);
+        assert!(!state.is_idle() && !request.pipelined());
         drop(request);
+        assert!(!state.is_idle(), "hyper may still hold its bytes");
+        state.flushed();
         assert!(state.is_idle());
     }
 
     #[test]
-    fn idle_expires_after_the_idle_timeout_a_stalled_write_after_the_write_timeout() {
+    fn the_deadline_runs_from_the_request_and_no_byte_written_restarts_it() {
         let l = limits();
-        let state = Arc::new(ConnectionState::new(1, Clock::start()));
-        let start = state.last_progress_ms.load(Ordering::Relaxed);
+        let state = state();
+        let idle_since = state.idle_since_ms.load(Ordering::Relaxed);
         let idle = millis(l.idle_timeout);
-        assert_eq!(state.next_expiry_ms(&l), Some(start + idle));
-        assert_eq!(state.expired(&l, start + idle - 1), None);
-        assert_eq!(state.expired(&l, start + idle), Some(Expiry::Idle));
+        assert_eq!(state.next_expiry_ms(&l), idle_since + idle);
+        assert_eq!(state.expired(&l, idle_since + idle - 1), None);
+        assert_eq!(state.expired(&l, idle_since + idle), Some(Expiry::Idle));
 
-        // A request in progress is never idle, however long it takes.
         let request = state.request_started();
-        let begun = state.last_progress_ms.load(Ordering::Relaxed);
-        assert_eq!(state.expired(&l, begun + 10 * idle), None);
-
-        // A write that stalls: not idle, and expires by the write timeout.
+        let begun = state.busy_since_ms.load(Ordering::Relaxed);
+        let deadline = millis(l.response_deadline);
+        assert_eq!(state.next_expiry_ms(&l), begun + deadline);
+        // The socket full, then taking a little at a time: still the same deadline.
         state.write_stalled();
-        let stalled = state.write_stalled_since_ms.load(Ordering::Relaxed);
         drop(request);
-        assert!(!state.is_idle(), "stalled bytes are still in progress");
-        let write = millis(l.write_timeout);
-        assert_eq!(state.next_expiry_ms(&l), Some(stalled + write));
-        assert_eq!(state.expired(&l, stalled + write - 1), None);
+        state.write_stalled();
+        assert_eq!(state.busy_since_ms.load(Ordering::Relaxed), begun);
+        assert_eq!(state.expired(&l, begun + deadline - 1), None);
         assert_eq!(
-            state.expired(&l, stalled + write),
-            Some(Expiry::WriteStalled)
+            state.expired(&l, begun + deadline),
+            Some(Expiry::ResponseDeadline)
         );
 
-        // A byte accepted: the stall is over, the connection idle again,
-        // its idle time counted from that byte.
-        state.wrote();
+        // All of it on the socket: idle, its idle time counted from then.
+        state.flushed();
+        let idle_since = state.idle_since_ms.load(Ordering::Relaxed);
+        assert!(idle_since >= begun);
+        assert_eq!(state.expired(&l, idle_since + idle - 1), None);
+        assert_eq!(state.expired(&l, idle_since + idle), Some(Expiry::Idle));
+    }
+
+    #[test]
+    fn a_write_stalled_outside_a_request_is_busy_too() {
+        let state = state();
+        state.write_stalled();
+        assert!(!state.is_idle());
+        state.flushed();
         assert!(state.is_idle());
-        let last = state.last_progress_ms.load(Ordering::Relaxed);
-        assert!(last >= stalled);
-        assert_eq!(state.expired(&l, last + idle - 1), None);
-        assert_eq!(state.expired(&l, last + idle), Some(Expiry::Idle));
+    }
+
+    #[test]
+    fn a_request_sent_before_the_answer_before_it_was_out_is_pipelined() {
+        let state = state();
+        state.read();
+        // The first request of a connection never is.
+        let first = state.request_started();
+        assert!(!first.pipelined());
+        drop(first);
+
+        // The next one while that answer waits for the socket: pipelined.
+        let second = state.request_started();
+        assert!(second.pipelined());
+        drop(second);
+        state.flushed();
+
+        // The next one already buffered when the answer went out (no read since).
+        let third = state.request_started();
+        assert!(third.pipelined());
+        drop(third);
+        state.flushed();
+
+        // One the client sent after reading its answer came with a read.
+        state.read();
+        let fourth = state.request_started();
+        assert!(!fourth.pipelined());
+    }
+
+    #[test]
+    fn first_to_go_after_an_answer_when_pipelining_or_after_a_slow_second() {
+        let state = state();
+        let since = state.idle_since_ms.load(Ordering::Relaxed);
+        // Just connected: not yet; no request for a second: first.
+        assert!(!state.goes_first(since, 1000));
+        assert!(state.goes_first(since + 1000, 1000));
+        // Answering: not for a second, then first (its client reads not).
+        let request = state.request_started();
+        let begun = state.busy_since_ms.load(Ordering::Relaxed);
+        assert!(!state.goes_first(begun + 999, 1000));
+        assert!(state.goes_first(begun + 1000, 1000));
+        drop(request);
+        // Answered, waiting for another request: first at once.
+        state.flushed();
+        assert!(state.goes_first(0, 1000));
+        // A pipelined request's answer is its last: first at once.
+        let state = self::state();
+        drop(state.request_started());
+        let pipelined = state.request_started();
+        assert!(pipelined.pipelined() && state.goes_first(0, 1000));
     }
 
     #[test]
     fn a_final_scrape_counts_once_when_flushed() {
-        let state = Arc::new(ConnectionState::new(1, Clock::start()));
+        let state = state();
         assert!(!state.flushed());
         let request = state.request_started();
         request.final_scrape_handed_over();

@@ -1,6 +1,6 @@
 //! What the endpoint may hold: a number of connections derived from the
-//! process's descriptor limit, and how long a connection may sit idle or
-//! stalled on a write.
+//! process's descriptor limit, how long a connection may sit idle, and how
+//! long an answer may take to be written out.
 
 use std::time::Duration;
 
@@ -28,11 +28,13 @@ const ASSUMED_DESCRIPTOR_LIMIT: u64 = 1024;
 /// keeps connections alive between scrapes just opens a new one.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How long a response write may go without any byte accepted by the
-/// client's socket (nginx's `send_timeout`: between two successive writes,
-/// not for the whole answer). A reader that is slow but reading never waits
-/// that long; one that never reads is cut off after it.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an answer may take, from its request's head to its last byte on
+/// the socket (a pipelined request's: from the first request still
+/// unanswered), whatever the client reads meanwhile. Prometheus gives up on
+/// a scrape after its `scrape_timeout`, 10 s by default, so no scrape
+/// needs longer. Not nginx's `send_timeout` (the time between two writes):
+/// a client that reads 16 KiB every 8 s would restart that for ever.
+const RESPONSE_DEADLINE: Duration = Duration::from_secs(10);
 
 /// The endpoint's limits, fixed at start-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +44,7 @@ pub(crate) struct Limits {
     /// Connections held at once.
     pub(crate) max_connections: usize,
     pub(crate) idle_timeout: Duration,
-    pub(crate) write_timeout: Duration,
+    pub(crate) response_deadline: Duration,
 }
 
 impl Limits {
@@ -64,7 +66,7 @@ impl Limits {
             // At most MOST_CONNECTIONS: fits any usize.
             max_connections: usize::try_from(connections).unwrap_or(1),
             idle_timeout: IDLE_TIMEOUT,
-            write_timeout: WRITE_TIMEOUT,
+            response_deadline: RESPONSE_DEADLINE,
         }
     }
 }
@@ -119,7 +121,7 @@ mod tests {
         assert!(limits.descriptor_limit > 0);
         assert!(limits.max_connections >= 1);
         assert_eq!(limits.idle_timeout, IDLE_TIMEOUT);
-        assert_eq!(limits.write_timeout, WRITE_TIMEOUT);
+        assert_eq!(limits.response_deadline, RESPONSE_DEADLINE);
     }
 
     fn rlimit_infinity() -> u64 {

@@ -2,28 +2,36 @@
 //! on a thread of its own, so the application needs no runtime.
 //!
 //! It must never take its host down, so it holds at most a quarter of the
-//! process's descriptors (`limits`): at that cap the oldest connection with
-//! no request in progress makes room for a new one (`registry`), and every
-//! connection is closed after 10 s without a request or 10 s of a write
-//! going nowhere (`connection`); past 8 MiB of renders held by answers
-//! not yet read, scrapes share the newest render (`renders`), so slow
-//! readers hold one copy of a large exposition, not one each. Every line a
-//! client can cause is logged at
-//! most once a minute per cause (`log_limiter`); the counts are in
-//! [`EndpointStats`].
+//! process's descriptors (`limits`), and no client can pin a place within
+//! that cap: a new connection is never refused, the oldest connection
+//! waiting for a request makes room for it, else the oldest whatever it is
+//! doing (`registry`); a connection is closed after 10 s without a request,
+//! or when an answer is not all on the socket 10 s after its request,
+//! whatever the client reads meanwhile; and each is answered one request
+//! at a time: a request sent before the answer before it was out is
+//! answered with `Connection: close`, and is its last (`connection`). Past
+//! 8 MiB of renders held by answers not yet read, scrapes share the newest
+//! render (`renders`), so slow readers hold one copy of a large exposition,
+//! not one each. Every line a client can cause is logged at most once a
+//! minute per cause (`log_limiter`); the counts are in [`EndpointStats`].
 //!
 //! Well-kept crates do what they can: hyper-util runs hyper on tokio
 //! (`TokioIo`, `TokioTimer`, hence hyper's header-read timeout), rustls
 //! through tokio-rustls does TLS, `web_config.rs` reads exporter-toolkit's
 //! file. What hyper 1 lacks is written here, once: it has no idle timeout
-//! (no request for a while) and no write timeout (a write going nowhere,
-//! hyperium/hyper#1628, #3852), and neither hyper-util nor tower-http adds
-//! one that sees the socket, so `activity_io.rs` reports each write's
-//! progress and `connection_state.rs` what the connection is doing, and the
-//! watchdog in `connection.rs` closes it; the connection cap with eviction
-//! of the oldest idle connection (`registry.rs`) has no crate either. The
-//! rest of the crate comes in through [`Endpoint`] alone (started with the
-//! web configuration's [`Protection`]).
+//! (no request for a while), no write timeout (an answer going nowhere,
+//! hyperium/hyper#1628, #3852) and no bound on pipelining (it answers the
+//! requests a client sends without reading one after another, so that
+//! connection is never idle; `pipeline_flush` only batches their writes),
+//! and neither hyper-util nor tower-http adds one that sees the socket. So
+//! `activity_io.rs` reports the socket's reads, full writes and flushes,
+//! `connection_state.rs` makes of them what the connection is doing (idle
+//! or busy, since when, a request pipelined or not), the watchdog in
+//! `connection.rs` closes it on either timeout and its handler closes it
+//! after a pipelined request; the connection cap with its eviction
+//! (`registry.rs`) has no crate either. The rest of the crate comes in
+//! through [`Endpoint`] alone (started with the web configuration's
+//! [`Protection`]).
 
 mod accept_loop;
 mod activity_io;

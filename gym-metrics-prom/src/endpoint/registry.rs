@@ -1,6 +1,9 @@
-//! The live connections, oldest first, and who gets in at the cap: the
-//! oldest connection with no request in progress makes room for a new one;
-//! when every connection is answering a request, the new one is refused.
+//! The live connections, oldest first, and who makes room at the cap for a
+//! new one: the oldest of those that go first (waiting for a request after
+//! an answer, answering a pipelined request, idle or busy for a second),
+//! else the oldest, whatever it is doing. A new connection is never
+//! refused, so no client can pin a slot, and what is left to a scraper's
+//! connection, just made or being answered, is to be the oldest of those.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,16 +13,18 @@ use tokio::sync::Notify;
 
 use super::connection_state::{Clock, ConnectionState};
 
-/// What became of a connection just accepted.
+/// How long a connection may wait for a request, or for its answer to be
+/// written out, before it goes first at the cap (ms): a scraper sends its
+/// request as soon as it has connected (and, with TLS, shaken hands), and
+/// reads its answer as it comes.
+const SLOW_MS: u64 = 1_000;
+
+/// A connection just accepted, registered; `evicted`, told to close, made
+/// room for it.
 #[derive(Debug)]
-pub(crate) enum Admission {
-    /// Registered; `evicted`, told to close, made room for it.
-    Admitted {
-        state: Arc<ConnectionState>,
-        evicted: Option<Arc<ConnectionState>>,
-    },
-    /// At the cap with no idle connection: close it at once.
-    Refused,
+pub(crate) struct Admission {
+    pub(crate) state: Arc<ConnectionState>,
+    pub(crate) evicted: Option<Arc<ConnectionState>>,
 }
 
 /// Live connections by id; ids grow, so the first is the oldest.
@@ -32,27 +37,26 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    /// Registers a new connection if there is room, or room can be made, under `cap`.
+    /// Registers a new connection, at `cap` after evicting one.
     pub(crate) fn admit(&self, cap: usize, clock: Clock) -> Admission {
         let mut live = self.live();
         let mut evicted = None;
         if live.len() >= cap {
-            let oldest_idle = live
+            let now = clock.now_ms();
+            let victim = live
                 .iter()
-                .find(|(_, state)| state.is_idle())
+                .find(|(_, state)| state.goes_first(now, SLOW_MS))
+                .or_else(|| live.iter().next())
                 .map(|(&id, _)| id);
-            match oldest_idle.and_then(|id| live.remove(&id)) {
-                Some(state) => {
-                    state.evict();
-                    evicted = Some(state);
-                }
-                None => return Admission::Refused,
+            if let Some(state) = victim.and_then(|id| live.remove(&id)) {
+                state.evict();
+                evicted = Some(state);
             }
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let state = Arc::new(ConnectionState::new(id, clock));
         live.insert(id, Arc::clone(&state));
-        Admission::Admitted { state, evicted }
+        Admission { state, evicted }
     }
 
     /// Forgets a connection that ended (a no-op for one already evicted).
@@ -85,40 +89,42 @@ impl Registry {
 mod tests {
     use super::*;
 
-    fn admitted(a: Admission) -> (Arc<ConnectionState>, bool) {
-        match a {
-            Admission::Admitted { state, evicted } => (state, evicted.is_some()),
-            Admission::Refused => panic!("refused"),
-        }
+    fn admit(registry: &Registry, cap: usize, clock: Clock) -> (Arc<ConnectionState>, Option<u64>) {
+        let Admission { state, evicted } = registry.admit(cap, clock);
+        (state, evicted.map(|e| e.id()))
     }
 
     #[test]
-    fn at_the_cap_the_oldest_idle_connection_makes_room_else_the_new_one_is_refused() {
+    fn at_the_cap_one_waiting_for_a_request_goes_first_else_the_oldest_whatever_it_does() {
         let registry = Registry::default();
         let clock = Clock::start();
-        let (first, _) = admitted(registry.admit(3, clock));
-        let (second, _) = admitted(registry.admit(3, clock));
-        let (third, _) = admitted(registry.admit(3, clock));
-        // The oldest is answering a request: the next oldest idle one goes.
-        let busy = first.request_started();
-        let (fourth, evicted) = admitted(registry.admit(3, clock));
-        assert!(evicted);
-        assert!(second.is_evicted() && !first.is_evicted() && !third.is_evicted());
+        let (first, _) = admit(&registry, 3, clock);
+        let (second, _) = admit(&registry, 3, clock);
+        let (third, _) = admit(&registry, 3, clock);
+        // All answering requests (or just connected): the oldest goes.
+        let _busy_first = first.request_started();
+        let busy_second = second.request_started();
+        let (fourth, evicted) = admit(&registry, 3, clock);
+        assert_eq!(evicted, Some(first.id()));
+        assert!(first.is_evicted() && !second.is_evicted() && !third.is_evicted());
         assert_eq!(registry.len(), 3);
         // Removing an evicted connection again changes nothing.
-        registry.remove(second.id());
+        registry.remove(first.id());
         assert_eq!(registry.len(), 3);
 
-        // Every connection busy: refused, nobody evicted.
-        let _busy_third = third.request_started();
-        let _busy_fourth = fourth.request_started();
-        assert!(matches!(registry.admit(3, clock), Admission::Refused));
-        assert!(!first.is_evicted() && !third.is_evicted() && !fourth.is_evicted());
+        // The second's answer written out: it waits for a request and goes
+        // before the third, older and still connecting.
+        drop(busy_second);
+        second.flushed();
+        let (_, evicted) = admit(&registry, 3, clock);
+        assert_eq!(evicted, Some(second.id()));
 
-        // A response done: that connection is idle and may go.
-        drop(busy);
-        let (_, evicted) = admitted(registry.admit(3, clock));
-        assert!(evicted && first.is_evicted());
+        // Answering, or just connected: the oldest again.
+        third.write_stalled();
+        let _busy_fourth = fourth.request_started();
+        let (_, evicted) = admit(&registry, 3, clock);
+        assert_eq!(evicted, Some(third.id()));
+        assert_eq!(registry.len(), 3);
     }
 
     #[test]
@@ -126,8 +132,8 @@ mod tests {
         let registry = Registry::default();
         let clock = Clock::start();
         for _ in 0..5 {
-            let (state, evicted) = admitted(registry.admit(5, clock));
-            assert!(!evicted && !state.is_evicted());
+            let (state, evicted) = admit(&registry, 5, clock);
+            assert!(evicted.is_none() && !state.is_evicted());
         }
         assert_eq!(registry.len(), 5);
     }

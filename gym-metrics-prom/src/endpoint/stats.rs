@@ -25,15 +25,20 @@ pub struct EndpointStats {
     pub open_connections: usize,
     /// Connections accepted (refused ones included).
     pub accepted: u64,
-    /// Idle connections closed to make room for a new one at the cap.
+    /// Connections closed to make room for a new one at the cap: the oldest
+    /// waiting for a request, else the oldest, whatever it was doing (a new
+    /// connection is never refused).
     pub evicted: u64,
-    /// New connections closed at once: at the cap, every open one was
-    /// answering a request.
-    pub refused: u64,
     /// Connections closed after 10 s without a request in progress.
     pub idle_timeouts: u64,
-    /// Connections closed after a response write accepted no byte for 10 s.
+    /// Connections closed because an answer was not all on the socket 10 s
+    /// after its request (a client reading too slowly, or not at all),
+    /// however many bytes it took meanwhile.
     pub write_timeouts: u64,
+    /// Connections closed after answering a request sent before the answer
+    /// before it was written out (HTTP/1.1 pipelining: the endpoint answers
+    /// one request at a time, and that one with `Connection: close`).
+    pub pipelining_closes: u64,
     /// Failed `accept` calls (out of descriptors, aborted handshakes).
     pub accept_errors: u64,
     /// Connections closed because their TLS handshake failed (a plaintext
@@ -53,9 +58,9 @@ pub struct EndpointStats {
 pub(crate) struct Counters {
     accepted: AtomicU64,
     evicted: AtomicU64,
-    refused: AtomicU64,
     idle_timeouts: AtomicU64,
     write_timeouts: AtomicU64,
+    pipelining_closes: AtomicU64,
     accept_errors: AtomicU64,
     tls_handshake_failures: AtomicU64,
     auth_refusals: AtomicU64,
@@ -66,9 +71,9 @@ pub(crate) struct Counters {
 pub(crate) enum Event {
     Accepted,
     Evicted,
-    Refused,
     IdleTimeout,
     WriteTimeout,
+    PipeliningClose,
     AcceptError,
     #[cfg_attr(not(feature = "web-config"), allow(dead_code))]
     TlsHandshakeFailed,
@@ -81,9 +86,9 @@ impl Counters {
         let counter = match event {
             Event::Accepted => &self.accepted,
             Event::Evicted => &self.evicted,
-            Event::Refused => &self.refused,
             Event::IdleTimeout => &self.idle_timeouts,
             Event::WriteTimeout => &self.write_timeouts,
+            Event::PipeliningClose => &self.pipelining_closes,
             Event::AcceptError => &self.accept_errors,
             Event::TlsHandshakeFailed => &self.tls_handshake_failures,
             Event::AuthRefused => &self.auth_refusals,
@@ -102,9 +107,9 @@ impl Counters {
             open_connections,
             accepted: read(&self.accepted),
             evicted: read(&self.evicted),
-            refused: read(&self.refused),
             idle_timeouts: read(&self.idle_timeouts),
             write_timeouts: read(&self.write_timeouts),
+            pipelining_closes: read(&self.pipelining_closes),
             accept_errors: read(&self.accept_errors),
             tls_handshake_failures: read(&self.tls_handshake_failures),
             auth_refusals: read(&self.auth_refusals),

@@ -2,5 +2,6 @@
 #![allow(dead_code)]
 
 pub mod exposition;
+pub mod host;
 pub mod pki;
 pub mod raw_http;

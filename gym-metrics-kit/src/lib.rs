@@ -9,7 +9,7 @@
 //! |---|---|
 //! | [`env`](mod@env) | the environment readers and the one parser of each kind of value: the OpenTelemetry variables, NeMo Gym's `NEMO_GYM_OTEL_*` ([`env::GymEnv`]), TLS |
 //! | [`ConfigError`] | the one configuration error: variable, value (secrets redacted), what was expected |
-//! | [`file`] | reading a configured file to a size bound |
+//! | [`file`](mod@file) | reading a configured file to a size bound |
 //! | [`redact`] | keeping credentials out of errors, `Debug` and log lines |
 //! | [`resource`] | the per-process instance id and `key=value` lists |
 //! | [`PerThread`], [`VerifyTally`] | per-thread shards, and the success-rate tally built on them |

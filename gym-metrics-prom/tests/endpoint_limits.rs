@@ -37,12 +37,21 @@ const TIMEOUT_AND_SLACK: Duration = Duration::from_secs(10 + 6);
 /// Resident memory the host may gain during an attack (each connection's
 /// buffers are capped at 64 KiB).
 const RSS_GROWTH_BOUND_KIB: u64 = 32 * 1024;
-/// An exposition about twice what the kernel's buffers between the endpoint
-/// and a client that does not read hold on loopback (about 4 MB).
-const BIG_EXPOSITION_BYTES: usize = 8 << 20;
-/// How a slow reader reads: this much, this often (issue 26, finding 1).
-const SLOW_READ_BYTES: usize = 16 * 1024;
-const SLOW_READ_EVERY: Duration = Duration::from_secs(8);
+/// An exposition about three times what the kernel's buffers between the
+/// endpoint and a slow client hold on loopback: the endpoint's send buffer
+/// (at most 4 MiB, `net.ipv4.tcp_wmem`) and the client's receive buffer,
+/// fixed at [`SLOW_RECEIVE_BUFFER`].
+const BIG_EXPOSITION_BYTES: usize = 12 << 20;
+/// The slow client's receive buffer. Left to itself Linux grows it as the
+/// client reads (up to `net.ipv4.tcp_rmem`'s 32 MiB here), and it swallowed
+/// a whole 8 MiB answer after the first 1 MiB read.
+const SLOW_RECEIVE_BUFFER: usize = 64 * 1024;
+/// How a slow reader reads: this much, this often, 0.25 MiB/s: an 8 MiB
+/// answer would take 32 s. (16 KiB at a time would not make the endpoint
+/// write again: Linux wakes a writer once a third of its socket's buffer
+/// is free, and the 10 s would pass as for a client that reads nothing.)
+const SLOW_READ_BYTES: usize = 1 << 20;
+const SLOW_READ_EVERY: Duration = Duration::from_secs(4);
 /// The endpoint's response deadline.
 const RESPONSE_DEADLINE: Duration = Duration::from_secs(10);
 
@@ -229,7 +238,7 @@ fn pipelined_requests_are_answered_one_at_a_time_and_a_kept_alive_connection_is_
 }
 
 #[test]
-fn an_answer_read_16_kib_every_8_s_is_cut_off_10_s_after_its_request() {
+fn an_answer_read_1_mib_every_4_s_is_cut_off_10_s_after_its_request() {
     let host = Host::start_padded(CHILD, None, BIG_EXPOSITION_BYTES);
     let scrape = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
     // Read at once, the whole answer comes.
@@ -238,9 +247,13 @@ fn an_answer_read_16_kib_every_8_s_is_cut_off_10_s_after_its_request() {
     let whole = body.len();
     assert!(whole >= BIG_EXPOSITION_BYTES, "{whole} bytes");
 
-    // Read 16 KiB every 8 s: each read lets the endpoint write more, and
-    // none restarts the 10 s it has to write the whole answer.
+    // Read 1 MiB every 4 s: each read lets the endpoint write more, and
+    // none restarts the 10 s it has to write the whole answer (the old
+    // write timeout, 10 s without a byte written, restarted at each).
     let mut slow = TcpStream::connect(host.metrics).unwrap();
+    socket2::SockRef::from(&slow)
+        .set_recv_buffer_size(SLOW_RECEIVE_BUFFER)
+        .unwrap();
     slow.write_all(scrape.as_bytes()).unwrap();
     let asked = Instant::now();
     let cut = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -282,7 +295,7 @@ fn an_answer_read_16_kib_every_8_s_is_cut_off_10_s_after_its_request() {
     cut.store(true, std::sync::atomic::Ordering::Relaxed);
     let (slow_reads, received, ended) = reader.join().unwrap();
     eprintln!(
-        "limits: a {whole}-byte answer read 16 KiB every 8 s: cut after {cut_after:?} (reads {slow_reads:?}); \
+        "limits: a {whole}-byte answer read 1 MiB every 4 s: cut after {cut_after:?} (reads {slow_reads:?}); \
          {received} bytes reached the client; {stats:?}"
     );
     assert_eq!(stats["write_timeouts"], 1, "never cut off: {stats:?}");

@@ -125,7 +125,7 @@ async fn admit(
     if let Some(evicted) = evicted {
         shared.counters.count(Event::Evicted);
         if let Some(held_back) = shared.log.admit("evicted") {
-            log::warn!(target: "gym_metrics", "the metrics endpoint holds its most connections ({cap}, a quarter of the descriptor limit): closed the oldest one (one waiting for a request first, else whatever it was doing) to make room ({held_back})");
+            log::warn!(target: "gym_metrics", "the metrics endpoint holds its most connections ({cap}, a quarter of the descriptor limit): closed the oldest one (one waiting for a request, answering a pipelined one, or slow for a second first; else whatever it was doing) to make room ({held_back})");
         }
         // Accept nothing more until its socket is closed: a burst of
         // connections would otherwise hold a descriptor each until the

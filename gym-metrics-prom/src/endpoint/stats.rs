@@ -26,8 +26,9 @@ pub struct EndpointStats {
     /// Connections accepted (refused ones included).
     pub accepted: u64,
     /// Connections closed to make room for a new one at the cap: the oldest
-    /// waiting for a request, else the oldest, whatever it was doing (a new
-    /// connection is never refused).
+    /// waiting for a request, answering a pipelined one or slow for a
+    /// second, else the oldest, whatever it was doing (a new connection is
+    /// never refused).
     pub evicted: u64,
     /// Connections closed after 10 s without a request in progress.
     pub idle_timeouts: u64,

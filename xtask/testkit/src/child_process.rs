@@ -1,8 +1,12 @@
-//! Running one test of the current test binary in a child process, for
-//! scenarios whose failure is the death of the whole process (an abort): the
-//! parent outlives it and reports how it ended.
+//! Running one test of the current test binary in a child process: for
+//! scenarios whose failure is the death of the whole process (an abort), so
+//! that the parent outlives it and reports how it ended, and for tests that
+//! install process-wide state (the facade's recorder, a logger, the `metrics`
+//! recorder, environment variables), which cannot share a process.
 
+use std::collections::BTreeSet;
 use std::process::{Command, ExitStatus};
+use std::sync::{Mutex, PoisonError};
 
 /// Set (to `1`) in the environment of the child [`run_in_child`] starts.
 pub const CHILD_ENV: &str = "GYM_TESTKIT_CHILD";
@@ -55,6 +59,56 @@ pub fn run_in_child(name: &str) -> Result<String, String> {
     ))
 }
 
+/// Gives the calling test a process of its own: `true` when it has run there
+/// (alone, in a child, which passed), so the caller returns at once; `false`
+/// when this process already is the test's own, so the caller goes on.
+///
+/// nextest (`cargo xtask ci`) runs every test in a process of its own, and
+/// this returns `false` at no cost. Plain `cargo test` runs a binary's tests
+/// as threads of one process: there the test runs again, alone, through
+/// [`run_in_child`], named by its thread (libtest names each test's thread
+/// after the test). A test runs in a child once per process, so a property
+/// test that calls this in every case runs its cases once, in the child.
+///
+/// # Panics
+/// The child failed (the panic carries its output and how it ended), or it
+/// ran no test (a thread that is not a test's).
+///
+/// ```no_run
+/// #[test]
+/// fn installs_the_facade() {
+///     if gym_testkit::ran_in_child() {
+///         return;
+///     }
+///     // install a recorder, record, check
+/// }
+/// ```
+pub fn ran_in_child() -> bool {
+    if in_child() || std::env::var("NEXTEST_EXECUTION_MODE").as_deref() == Ok("process-per-test")
+    {
+        return false;
+    }
+    let thread = std::thread::current();
+    let Some(name) = thread.name().filter(|name| *name != "main") else {
+        panic!("ran_in_child: called outside a test's thread (libtest names it after the test)");
+    };
+    static RAN: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+    if !RAN
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(name.to_string())
+    {
+        return true;
+    }
+    let stdout = run_in_child(name).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        stdout.contains("test result: ok. 1 passed"),
+        "the child process ran no test named `{name}`:\n{stdout}"
+    );
+    print!("{stdout}");
+    true
+}
+
 /// How a process ended, in words.
 fn ended(status: ExitStatus) -> String {
     #[cfg(unix)]
@@ -100,5 +154,15 @@ mod tests {
         let out =
             run_in_child("child_process::tests::a_child_that_passes_returns_its_stdout").unwrap();
         assert!(out.contains("from the child"), "{out}");
+    }
+
+    #[test]
+    fn a_test_that_asks_runs_its_body_in_a_process_of_its_own() {
+        if ran_in_child() {
+            return;
+        }
+        let nextest =
+            std::env::var("NEXTEST_EXECUTION_MODE").as_deref() == Ok("process-per-test");
+        assert!(in_child() || nextest, "the body ran in the shared process");
     }
 }

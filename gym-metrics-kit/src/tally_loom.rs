@@ -1,7 +1,7 @@
 //! The verify tally's shard protocol under loom: every interleaving (and
 //! every reordering the C++11 memory model allows) of one writer recording
 //! and one reader summing. Run with
-//! `RUSTFLAGS="--cfg loom" cargo test -p gym-metrics-api --lib --release tally_loom`.
+//! `cargo xtask loom`.
 //!
 //! The writer runs on the model's main thread and the reader on a spawned
 //! one: loom's search then starts from the writer's stores and backtracks

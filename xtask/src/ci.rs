@@ -1,6 +1,6 @@
 //! `cargo xtask ci`: the README's test command, and exactly what CI runs.
 
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use crate::step::{cargo, Steps};
 
@@ -13,12 +13,16 @@ use crate::step::{cargo, Steps};
 struct FeatureSet {
     name: &'static str,
     args: &'static [&'static str],
+    /// The binaries with unit tests of their own (the programs' `main`s hold
+    /// none: their code is in libraries).
+    bins: &'static [&'static str],
 }
 
 const FEATURE_SETS: &[FeatureSet] = &[
     FeatureSet {
         name: "workspace",
         args: &["--workspace"],
+        bins: &["--bin", "xtask"],
     },
     FeatureSet {
         name: "otel",
@@ -29,6 +33,7 @@ const FEATURE_SETS: &[FeatureSet] = &[
             "--features",
             "otel",
         ],
+        bins: &[],
     },
     FeatureSet {
         name: "noop",
@@ -39,12 +44,24 @@ const FEATURE_SETS: &[FeatureSet] = &[
             "--features",
             "noop",
         ],
+        bins: &[],
     },
 ];
 
 fn cargo_with(subcommand: &[&str], set: &FeatureSet, trailing: &[&str]) -> Command {
     let mut cmd = cargo();
     cmd.args(subcommand).args(set.args).args(trailing);
+    cmd
+}
+
+/// `cargo nextest run` with the `ci` profile (`.config/nextest.toml`): every
+/// test in a process of its own, side by side, and a missing tool a failure.
+/// The benchmarks run once each through `cargo test --benches` instead: a
+/// criterion binary prints its own tables where nextest reads a test list.
+fn nextest(set: &FeatureSet, trailing: &[&str]) -> Command {
+    let mut cmd = cargo_with(&["nextest", "run", "--profile", "ci"], set, trailing);
+    cmd.args(["--lib", "--tests"]).args(set.bins);
+    cmd.env("GYM_REQUIRE_TOOLS", "1");
     cmd
 }
 
@@ -72,17 +89,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
     // (GYM_REQUIRE_TOOLS=1) instead of skipping it.
     steps.check("tools", crate::tools::provision);
     for set in FEATURE_SETS {
-        let mut test = cargo_with(&["test", "--all-targets"], set, &[]);
-        test.env("GYM_REQUIRE_TOOLS", "1");
-        steps.command(&format!("test {}", set.name), test);
+        steps.command(&format!("test {}", set.name), nextest(set, &[]));
     }
+    let mut benches = cargo();
+    benches.args(["test", "--workspace", "--benches"]);
+    steps.command("benchmarks, each run once untimed", benches);
+    // nextest runs no doc tests: cargo test does, once per feature set. The
+    // README's and docs/' code blocks are doc tests of the examples crate; the
+    // page with both backends' blocks needs both features.
     for set in FEATURE_SETS {
         let mut doc = cargo_with(&["test", "--doc"], set, &[]);
         doc.env("GYM_REQUIRE_TOOLS", "1");
         steps.command(&format!("doc tests {}", set.name), doc);
     }
-    // The README's and docs/' code blocks are doc tests of the examples
-    // crate; the page with both backends' blocks needs both features.
     let mut docs = cargo();
     docs.args([
         "test",
@@ -93,24 +112,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "otel",
     ]);
     steps.command("doc tests README.md and docs/ (prom and otel)", docs);
-    // Model checks of the lock-free shard protocols (verify tally, sharded
-    // histogram) under loom, in the dev profile (the models run in about a
-    // second there; the release profile's LTO would cost minutes to build).
-    // Each flag gets its own target folder so the
-    // ordinary builds above are not invalidated. The Prometheus crate uses its
-    // own `gym_loom` flag because tokio has a loom mode of its own.
-    for (name, flag, package, filter) in LOOM_MODELS {
-        let mut loom = cargo();
-        loom.args(["test", "--lib", "-p", package, filter])
-            .env("RUSTFLAGS", format!("--cfg {flag}"))
-            .env("CARGO_TARGET_DIR", crate::step::target_dir().join(flag));
-        steps.command(name, loom);
-    }
+    steps.check("loom models", loom);
     // The `off` switch, from both sides: record calls reach nothing, and a
     // recording backend built into such a program refuses to start.
     let mut off = cargo();
     off.args([
-        "test",
+        "nextest",
+        "run",
+        "--profile",
+        "ci",
         "-p",
         "gym-metrics-api",
         "-p",
@@ -127,17 +137,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "newcomer: cargo run --bin simple records",
         crate::newcomer::simple_records,
     );
-    // A release build per backend would cost CI minutes for little; the noop
-    // artifact is the cheapest and its checks (dependency graph, bytes) the
-    // ones most likely to rot, so CI cuts that one release.
-    steps.check("dist noop", || {
-        crate::dist::run(&["--backend".to_string(), "noop".to_string()])
+    // Every release the README documents, with every check of its artifact,
+    // on the dev profile: the release profile's fat LTO costs minutes per
+    // backend, and what rots is the command and the checks, not the optimiser.
+    steps.check("dist prom, otel, noop (dev profile)", || {
+        crate::dist::run(&["--profile".to_string(), "dev".to_string()])
     });
     steps.finish()
 }
 
 /// `cargo xtask e2e`: provision the tools, then only the tests that drive real
-/// servers (test binaries named `*e2e*`, plus the promtool lint), per feature set.
+/// servers (named `*e2e*`, plus the promtool lints), per feature set.
 pub fn e2e(args: &[String]) -> Result<(), String> {
     if let Some(extra) = args.first() {
         return Err(format!("`e2e` takes no arguments, got {extra:?}"));
@@ -147,32 +157,53 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
         return steps.finish();
     }
     for set in FEATURE_SETS {
-        let mut test = cargo_with(&["test", "--test", "*e2e*"], set, &[]);
-        test.env("GYM_REQUIRE_TOOLS", "1");
-        steps.command(&format!("e2e {}", set.name), test);
+        steps.command(
+            &format!("e2e {}", set.name),
+            nextest(set, &["-E", "test(/e2e|promtool/)"]),
+        );
     }
-    let mut lint = cargo();
-    lint.args([
-        "test",
-        "-p",
-        "gym-metrics-prom",
-        "--test",
-        "installs_nothing",
-        "--",
-        "promtool_check::",
-    ])
-    .env("GYM_REQUIRE_TOOLS", "1");
-    steps.command("promtool check metrics", lint);
     steps.finish()
 }
 
-/// The loom models: step name, cfg flag, package, test filter.
-const LOOM_MODELS: &[(&str, &str, &str, &str)] = &[
-    ("loom verify tally", "loom", "gym-metrics-kit", "tally_loom"),
-    (
-        "loom sharded histogram",
-        "gym_loom",
-        "gym-metrics-prom",
-        "sharded_histogram_loom",
-    ),
+/// The loom models of the lock-free shard protocols: package, and the
+/// filter that picks its model. Each crate's unit tests are built with
+/// `--cfg loom` for that crate alone (`cargo rustc`), so no dependency is
+/// rebuilt for the flag and tokio's own loom mode stays off.
+const LOOM_MODELS: &[(&str, &str)] = &[
+    ("gym-metrics-kit", "tally_loom"),
+    ("gym-metrics-prom", "sharded_histogram_loom"),
 ];
+
+/// `cargo xtask loom`: every loom model, in the dev profile (a model runs in
+/// about a second there).
+pub fn loom() -> Result<(), String> {
+    for (package, filter) in LOOM_MODELS {
+        let built = cargo()
+            .args(["rustc", "-p", package, "--lib", "--profile", "test"])
+            .args(["--message-format=json-render-diagnostics", "--"])
+            .args(["--cfg", "loom"])
+            .stderr(Stdio::inherit())
+            .output()
+            .map_err(|e| format!("could not run cargo rustc: {e}"))?;
+        if !built.status.success() {
+            return Err(format!("building {package}'s unit tests under loom failed"));
+        }
+        let executable = String::from_utf8_lossy(&built.stdout)
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter(|message| message["reason"] == "compiler-artifact")
+            .find_map(|message| message["executable"].as_str().map(str::to_string))
+            .ok_or_else(|| format!("cargo rustc named no test executable for {package}"))?;
+        let run = Command::new(&executable)
+            .arg(filter)
+            .stderr(Stdio::inherit())
+            .output()
+            .map_err(|e| format!("could not run {executable}: {e}"))?;
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        print!("{stdout}");
+        if !run.status.success() || stdout.contains(" 0 passed") {
+            return Err(format!("the loom model {filter} of {package} failed or ran no test"));
+        }
+    }
+    Ok(())
+}

@@ -5,10 +5,11 @@
 //! cargo xtask dist                       # prom, otel and noop
 //! cargo xtask dist --backend noop        # one backend
 //! cargo xtask dist --baseline old/ --max-growth 10   # fail on a size regression over 10 %
+//! cargo xtask dist --profile dev         # the same builds and checks, unoptimised (CI)
 //! ```
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use crate::step::{cargo, target_dir};
@@ -32,6 +33,7 @@ struct Options {
     backends: Vec<&'static str>,
     baseline: Option<PathBuf>,
     max_growth_percent: f64,
+    profile: String,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -39,6 +41,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         backends: Vec::new(),
         baseline: None,
         max_growth_percent: 10.0,
+        profile: "release".to_string(),
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -63,6 +66,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
                     .parse()
                     .map_err(|_| format!("--max-growth takes a percentage, got {v:?}"))?;
             }
+            "--profile" => options.profile = value("--profile")?,
             other => return Err(format!("unknown dist argument {other:?}")),
         }
     }
@@ -83,11 +87,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         String::from("| backend | size (bytes) | sha256 | checks |\n|---|---:|---|---|\n");
     let mut failures = Vec::new();
     for backend in &options.backends {
-        match build_and_check(
-            backend,
-            options.baseline.as_deref(),
-            options.max_growth_percent,
-        ) {
+        match build_and_check(backend, &options) {
             Ok(m) => {
                 let _ = writeln!(
                     table,
@@ -112,11 +112,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
 }
 
-fn build_and_check(
-    backend: &'static str,
-    baseline: Option<&Path>,
-    max_growth_percent: f64,
-) -> Result<Manifest, String> {
+fn build_and_check(backend: &'static str, options: &Options) -> Result<Manifest, String> {
     let features = BACKENDS
         .iter()
         .find(|(b, _)| *b == backend)
@@ -125,26 +121,22 @@ fn build_and_check(
     let out_dir = dist_dir(backend);
     std::fs::create_dir_all(&out_dir).map_err(|e| format!("create {}: {e}", out_dir.display()))?;
 
-    // Each backend builds into its own target folder so the three feature sets
-    // never overwrite each other's artifacts.
-    let build_target = target_dir().join("dist-build").join(backend);
+    // The backends build one after another in the one target folder (Cargo
+    // keeps each feature set's crates apart); the binary is copied out before
+    // the next build replaces it.
     let mut build = cargo();
     build
-        .args([
-            "build",
-            "--release",
-            "--locked",
-            "-p",
-            PACKAGE,
-            "--bin",
-            BINARY,
-        ])
-        .arg("--no-default-features")
+        .args(["build", "--locked", "--profile", &options.profile])
+        .args(["-p", PACKAGE, "--bin", BINARY, "--no-default-features"])
         .arg("--features")
-        .arg(features.join(","))
-        .env("CARGO_TARGET_DIR", &build_target);
+        .arg(features.join(","));
     run_status(build)?;
-    let built = build_target.join("release").join(BINARY);
+    // Cargo's folder for the dev profile is `debug`; every other is its name.
+    let folder = match options.profile.as_str() {
+        "dev" => "debug",
+        name => name,
+    };
+    let built = target_dir().join(folder).join(BINARY);
     let artifact = out_dir.join(BINARY);
     std::fs::copy(&built, &artifact)
         .map_err(|e| format!("copy {} to {}: {e}", built.display(), artifact.display()))?;
@@ -165,10 +157,10 @@ fn build_and_check(
     let manifest = Manifest::describe(backend, features, &artifact, checks)?;
     // Compare before writing, so a baseline that is this very folder is read
     // before it is replaced.
-    if let Some(dir) = baseline {
+    if let Some(dir) = &options.baseline {
         manifest.compare_size(
             &dir.join(backend).join(manifest::MANIFEST_FILE),
-            max_growth_percent,
+            options.max_growth_percent,
         )?;
     }
     manifest.write(&out_dir)?;

@@ -3,6 +3,7 @@
 //! - `ci`: everything CI checks (the README's test command).
 //! - `tools`: provision Prometheus, promtool, VictoriaMetrics and rotel under `target/tools/`.
 //! - `e2e`: only the end-to-end tests against real servers.
+//! - `loom`: the model checks of the lock-free shard protocols.
 //! - `bench`: the benchmarks side by side with peer libraries.
 //! - `dist`: release builds, one per backend.
 //! - `screenshot`: the fleet's metrics in Prometheus's web UI, by headless Chromium.
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
         "bench" => bench::run(rest),
         "ci" => ci::run(rest),
         "e2e" => ci::e2e(rest),
+        "loom" => ci::loom(),
         "tools" => tools::run(rest),
         "dist" => dist::run(rest),
         "screenshot" => screenshot::run(rest),
@@ -52,6 +54,7 @@ commands:
   ci      fmt, clippy and tests for every backend feature set, e2e against real servers
   tools   provision prometheus, promtool, victoria-metrics and rotel under target/tools/
   e2e     only the end-to-end tests
+  loom    the model checks of the lock-free shard protocols
   bench   benchmarks beside the peer libraries; writes BENCHMARKS.md
   dist    release builds for each backend into target/dist/
   screenshot [--out PNG] [--seconds N]

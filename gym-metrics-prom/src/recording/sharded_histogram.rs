@@ -15,13 +15,13 @@
 //! exit) records into one shared shard with read-modify-writes: exact, and
 //! never a panic.
 
-// Under `--cfg gym_loom` the shard's atomics are loom's, so that
+// Under `--cfg loom` the shard's atomics are loom's, so that
 // `sharded_histogram_loom.rs` checks this very protocol under every
-// interleaving the memory model allows. (Not `cfg(loom)`: tokio, a
-// dependency of the endpoint, reacts to that one.)
-#[cfg(gym_loom)]
+// interleaving the memory model allows. (Only this crate is built with the
+// flag: tokio, a dependency of the endpoint, has a loom mode of its own.)
+#[cfg(loom)]
 use loom::sync::atomic::{AtomicU64, Ordering};
-#[cfg(not(gym_loom))]
+#[cfg(not(loom))]
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::time::Duration;
@@ -51,7 +51,7 @@ struct Shard {
 }
 
 // A count more inline would spill the shard onto a third line.
-#[cfg(not(gym_loom))]
+#[cfg(not(loom))]
 const _: () = assert!(std::mem::size_of::<Shard>() == 256);
 // `record_in` indexes the inline counts directly for searches of up to 16 buckets.
 const _: () = assert!(INLINE_COUNTS >= 16);
@@ -355,11 +355,11 @@ impl std::fmt::Debug for ShardedHistogram {
     }
 }
 
-#[cfg(all(test, gym_loom))]
+#[cfg(all(test, loom))]
 #[path = "sharded_histogram_loom.rs"]
 mod sharded_histogram_loom;
 
-#[cfg(all(test, not(gym_loom)))]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! The sharded histogram's shard protocol under loom: every interleaving (and
 //! every reordering the C++11 memory model allows) of one thread recording
 //! and one thread taking a snapshot, on the real `ShardedHistogram`. Run with
-//! `RUSTFLAGS="--cfg gym_loom" cargo test -p gym-metrics-prom --lib --release sharded_histogram_loom`.
+//! `cargo xtask loom`.
 //!
 //! The writer runs on the model's main thread and the reader on a spawned
 //! one: loom's search then starts from the writer's stores and backtracks the

@@ -55,13 +55,12 @@ fn cargo_with(subcommand: &[&str], set: &FeatureSet, trailing: &[&str]) -> Comma
 }
 
 /// `cargo nextest run` with the `ci` profile (`.config/nextest.toml`): every
-/// test in a process of its own, side by side, and a missing tool a failure.
+/// test in a process of its own, side by side.
 /// The benchmarks run once each through `cargo test --benches` instead: a
 /// criterion binary prints its own tables where nextest reads a test list.
 fn nextest(set: &FeatureSet, trailing: &[&str]) -> Command {
     let mut cmd = cargo_with(&["nextest", "run", "--profile", "ci"], set, trailing);
     cmd.args(["--lib", "--tests"]).args(set.bins);
-    cmd.env("GYM_REQUIRE_TOOLS", "1");
     cmd
 }
 
@@ -85,8 +84,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
             cargo_with(&["clippy", "--all-targets"], set, &["--", "-D", "warnings"]),
         );
     }
-    // Provision the servers the e2e tests drive; a missing tool then fails a test
-    // (GYM_REQUIRE_TOOLS=1) instead of skipping it.
+    // Provision the servers the e2e tests drive up front, once (a test would
+    // provision a missing one itself, and fail if it could not).
     steps.check("tools", crate::tools::provision);
     for set in FEATURE_SETS {
         steps.command(&format!("test {}", set.name), nextest(set, &[]));
@@ -98,8 +97,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     // README's and docs/' code blocks are doc tests of the examples crate; the
     // page with both backends' blocks needs both features.
     for set in FEATURE_SETS {
-        let mut doc = cargo_with(&["test", "--doc"], set, &[]);
-        doc.env("GYM_REQUIRE_TOOLS", "1");
+        let doc = cargo_with(&["test", "--doc"], set, &[]);
         steps.command(&format!("doc tests {}", set.name), doc);
     }
     let mut docs = cargo();
@@ -202,7 +200,9 @@ pub fn loom() -> Result<(), String> {
         let stdout = String::from_utf8_lossy(&run.stdout);
         print!("{stdout}");
         if !run.status.success() || stdout.contains(" 0 passed") {
-            return Err(format!("the loom model {filter} of {package} failed or ran no test"));
+            return Err(format!(
+                "the loom model {filter} of {package} failed or ran no test"
+            ));
         }
     }
     Ok(())

@@ -1,5 +1,6 @@
 //! `cargo xtask tools`: provisions Prometheus, promtool, VictoriaMetrics, rotel
-//! (and wrk, for benchmarks) under `<workspace>/target/tools/`.
+//! (and wrk, for benchmarks) under `<workspace>/target/tools/`, and the test
+//! runner, cargo-nextest.
 //!
 //! A tool named by its env variable (`PROMETHEUS_BIN`, ...) or already under
 //! `target/tools/bin/` or on `PATH` is used as found. Otherwise the Debian
@@ -13,6 +14,7 @@ mod gym_venv;
 mod link;
 mod locate;
 mod lock;
+mod nextest;
 mod pip;
 mod probe;
 mod run;
@@ -102,6 +104,10 @@ pub fn provision() -> Result<(), String> {
     }
 
     let mut fatal = Vec::new();
+    match nextest::provision() {
+        Ok(version) => println!("{version}"),
+        Err(e) => fatal.push(e),
+    }
     for (spec, error) in failures {
         if spec.optional {
             eprintln!(

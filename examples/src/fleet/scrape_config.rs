@@ -128,9 +128,7 @@ mod tests {
 
     #[test]
     fn promtool_accepts_it() {
-        let Some(promtool) = gym_testkit::require(gym_testkit::Tool::Promtool) else {
-            return;
-        };
+        let promtool = gym_testkit::require(gym_testkit::Tool::Promtool);
         let path = std::env::temp_dir().join(format!("gym-fleet-{}.yml", std::process::id()));
         // With every key a web-configured fleet adds (promtool checks that
         // the files they name exist).

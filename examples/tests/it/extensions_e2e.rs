@@ -136,9 +136,8 @@ fn three_extension_paths_scraped_by_prometheus() {
     use std::io::{BufRead, BufReader};
     use std::time::Duration;
 
-    if require(Tool::Prometheus).is_none() || require(Tool::Promtool).is_none() {
-        return;
-    }
+    require(Tool::Prometheus);
+    require(Tool::Promtool);
     let mut child = start(&[]);
     let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
     let url = lines
@@ -193,9 +192,7 @@ fn three_extension_paths_pushed_into_victoria_metrics() {
     use gym_testkit::{require, Tool, VictoriaMetrics};
     use std::time::Duration;
 
-    if require(Tool::VictoriaMetrics).is_none() {
-        return;
-    }
+    require(Tool::VictoriaMetrics);
     let vm = VictoriaMetrics::start().expect("victoria-metrics starts");
     let mut child = start(&[
         (

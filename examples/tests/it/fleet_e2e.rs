@@ -1,10 +1,7 @@
 //! End to end: the real `gym-fleet` binary, 3 servers and 1 agent, scraped by a
 //! real Prometheus (`prom`) or pushing OTLP to a real VictoriaMetrics (`otel`),
-//! with the same scenarios (`support/scenarios.rs`). Skipped loudly when the
-//! tools are not provisioned (`cargo xtask tools`), failed when they are
-//! required (CI).
+//! with the same scenarios (`support/scenarios.rs`).
 #![cfg(not(feature = "noop"))]
-
 
 #[cfg(feature = "prom")]
 mod prom {
@@ -19,9 +16,7 @@ mod prom {
     /// A Prometheus scraping every second the fleet's `/metrics` ports, and the
     /// flags that put the fleet there.
     fn run(scenario: fn(&Wiring)) {
-        if require(Tool::Prometheus).is_none() {
-            return;
-        }
+        require(Tool::Prometheus);
         let base = free_port_block(PROCESSES);
         let targets: Vec<String> = (base..base + PROCESSES)
             .map(|p| format!("127.0.0.1:{p}"))
@@ -64,9 +59,7 @@ mod otel {
 
     /// A VictoriaMetrics receiving every process's OTLP/HTTP pushes twice a second.
     fn run(scenario: fn(&Wiring)) {
-        if require(Tool::VictoriaMetrics).is_none() {
-            return;
-        }
+        require(Tool::VictoriaMetrics);
         let vm = VictoriaMetrics::start().expect("victoria-metrics starts");
         scenario(&Wiring {
             store: &vm,

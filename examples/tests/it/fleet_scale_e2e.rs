@@ -27,16 +27,14 @@
 //! `GYM_SCALE_SERVERS=150 GYM_SCALE_AGENTS=50 cargo test -p gym-metrics-examples --test fleet_scale_e2e -- --nocapture`.
 #![cfg(all(feature = "prom", not(feature = "noop")))]
 
-#[allow(dead_code)]
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::support::{send_signal, Fleet};
 use gym_testkit::{
     free_port_block, require, Prometheus, Sample, TempDir, Tool, VictoriaMetrics, Vmagent,
 };
-use crate::support::{send_signal, Fleet};
 
 /// The label each Prometheus agent shard adds to what it scrapes
 /// (`deploy/scale/prometheus-agent-shard.yml`).
@@ -215,9 +213,7 @@ fn two_sharded_engines_scrape_every_discovered_process_exactly_once() {
         return;
     }
     for tool in [Tool::Prometheus, Tool::VictoriaMetrics, Tool::Vmagent] {
-        if require(tool).is_none() {
-            return;
-        }
+        require(tool);
     }
     let servers = size("GYM_SCALE_SERVERS", 15);
     let agents = size("GYM_SCALE_AGENTS", 5);

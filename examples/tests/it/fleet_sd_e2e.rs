@@ -3,20 +3,17 @@
 //! Prometheus, configured only by the file `--prometheus-config` writes, and
 //! a real vmagent remote-writing into a real VictoriaMetrics find every
 //! process through it, exactly once, and lose a SIGKILLed server's target.
-//! Skipped loudly when the tools are not provisioned (`cargo xtask tools`).
 #![cfg(all(feature = "prom", not(feature = "noop")))]
-
-#[allow(dead_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::support::{send_signal, Fleet};
 use gym_testkit::{
     free_port_block, http_get, require, Prometheus, Sample, Tool, VictoriaMetrics, Vmagent,
 };
-use crate::support::{send_signal, Fleet};
 
 const SERVERS: usize = 3;
 const AGENTS: usize = 2;
@@ -204,9 +201,7 @@ fn prometheus_discovers_every_process_from_the_orchestrator_and_drops_a_killed_o
     if gym_testkit::ran_in_child() {
         return;
     }
-    if require(Tool::Prometheus).is_none() {
-        return;
-    }
+    require(Tool::Prometheus);
     let _one = ONE_FLEET.lock().unwrap_or_else(|e| e.into_inner());
     let scratch = Scratch::new("prometheus");
     let config = scratch.path("prometheus.yml");
@@ -313,9 +308,8 @@ fn vmagent_discovers_every_process_and_victoria_metrics_holds_each_once() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    if require(Tool::Vmagent).is_none() || require(Tool::VictoriaMetrics).is_none() {
-        return;
-    }
+    require(Tool::Vmagent);
+    require(Tool::VictoriaMetrics);
     let _one = ONE_FLEET.lock().unwrap_or_else(|e| e.into_inner());
     let base = free_port_block((1 + SERVERS + AGENTS) as u16);
     let fleet = start_fleet(SERVERS, AGENTS, base, 90, &[]);

@@ -38,9 +38,7 @@ fn every_process_serves_https_with_basic_auth_and_the_written_config_scrapes_the
     if gym_testkit::ran_in_child() {
         return;
     }
-    if require(Tool::Prometheus).is_none() {
-        return;
-    }
+    require(Tool::Prometheus);
     let dir = Dir(std::env::temp_dir().join(format!("gym-fleet-web-{}", std::process::id())));
     std::fs::create_dir_all(&dir.0).unwrap();
     let write = |name: &str, text: &str| {

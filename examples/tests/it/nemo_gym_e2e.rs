@@ -33,8 +33,6 @@
 //! process) every rule groups by.
 #![cfg(all(feature = "otel", not(any(feature = "prom", feature = "noop"))))]
 
-#[allow(dead_code)]
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -123,17 +121,17 @@ struct Gym {
 
 impl Gym {
     /// `None` (the test skips, or fails in CI) without the Gym venv or VictoriaMetrics.
-    fn set_up() -> Option<Self> {
-        let python = require(Tool::NemoGymPython)?;
-        require(Tool::VictoriaMetrics)?;
+    fn set_up() -> Self {
+        let python = require(Tool::NemoGymPython);
+        require(Tool::VictoriaMetrics);
         let dir = TempDir::new("nemo-gym-e2e").expect("a temp dir");
         let script = dir.path().join("gym_driver.py");
         std::fs::write(&script, DRIVER).expect("the driver is written");
-        Some(Self {
+        Self {
             python,
             script,
             _dir: dir,
-        })
+        }
     }
 }
 
@@ -390,14 +388,11 @@ fn our_fleet_and_a_python_gym_server_are_one_fleet_in_victoria_metrics() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    let Some(Gym {
+    let Gym {
         python,
         script,
         _dir,
-    }) = Gym::set_up()
-    else {
-        return;
-    };
+    } = Gym::set_up();
     let relabel = deploy_file(&["victoriametrics", "otlp-relabel.yml"]);
     let vm = VictoriaMetrics::start_with_flags(&[format!("-relabelConfig={}", relabel.display())])
         .expect("victoria-metrics starts");
@@ -640,14 +635,11 @@ fn gym_switches_silence_our_fleet_as_they_silence_gym() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    let Some(Gym {
+    let Gym {
         python,
         script,
         _dir,
-    }) = Gym::set_up()
-    else {
-        return;
-    };
+    } = Gym::set_up();
     let vm = VictoriaMetrics::start().expect("victoria-metrics starts");
     let everything = "{__name__=~\"gym_.*|http_.*\"}";
 

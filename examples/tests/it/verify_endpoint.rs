@@ -118,15 +118,14 @@ fn a_resources_server_verifies_over_http_and_reports_its_totals() {
         assert!(!text.contains("elsewhere"), "{text}");
         // Every family it records has its HELP and TYPE: promtool finds
         // nothing beyond what it says of the contract's millisecond names.
-        if gym_testkit::require(gym_testkit::Tool::Promtool).is_some() {
-            let known = gym_testkit::contract_findings();
-            let findings: Vec<String> = gym_testkit::promtool_check_metrics(&text)
-                .expect("promtool runs")
-                .into_iter()
-                .filter(|f| !known.contains(f))
-                .collect();
-            assert!(findings.is_empty(), "promtool: {findings:?}\n{text}");
-        }
+        gym_testkit::require(gym_testkit::Tool::Promtool);
+        let known = gym_testkit::contract_findings();
+        let findings: Vec<String> = gym_testkit::promtool_check_metrics(&text)
+            .expect("promtool runs")
+            .into_iter()
+            .filter(|f| !known.contains(f))
+            .collect();
+        assert!(findings.is_empty(), "promtool: {findings:?}\n{text}");
     }
 
     drop(server.stdin.take()); // the orchestrator's stop request

@@ -6,8 +6,6 @@
 #![cfg(not(feature = "noop"))]
 
 // Only the fleet runner is used here.
-#[allow(dead_code)]
-
 use std::process::Command;
 use std::time::Duration;
 
@@ -42,18 +40,6 @@ fn a_servers_accept_warning_reaches_the_user_through_the_orchestrator() {
         return;
     }
     use std::net::TcpStream;
-    if !Command::new("prlimit")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        assert!(
-            !gym_testkit::tools_required(),
-            "prlimit (util-linux) is required"
-        );
-        eprintln!("SKIPPED: prlimit (util-linux) is not installed");
-        return;
-    }
     let base = gym_testkit::free_port_block(3).to_string();
     let mut prlimit = Command::new("prlimit");
     prlimit

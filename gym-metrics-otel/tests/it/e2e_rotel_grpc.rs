@@ -5,23 +5,22 @@
 //! string-encoded 64-bit integers as 0 (every count and bucket, the fleet
 //! size) and drops the histograms; VictoriaMetrics answers OTLP/JSON with
 //! 400. With no receiver here that reads OTLP/JSON right, http/json's exact
-//! values are checked at the fake collector (`tests/http_json.rs`).
+//! values are checked at the fake collector (`tests/it/http_json.rs`).
 
 use crate::support;
 
 use std::time::Duration;
 
-use support::record_as_orchestrator_and_server;
 use gym_metrics_api::Role;
 use gym_metrics_otel::{OtelBuilder, OtlpProtocol};
 use gym_testkit::{require, Rotel, Tool, VictoriaMetrics};
+use support::record_as_orchestrator_and_server;
 use support::victoria::{assert_reference_sequence, dump};
 
 #[test]
 fn reference_sequence_over_grpc_through_rotel() {
-    if require(Tool::VictoriaMetrics).is_none() || require(Tool::Rotel).is_none() {
-        return;
-    }
+    require(Tool::VictoriaMetrics);
+    require(Tool::Rotel);
     let vm = VictoriaMetrics::start().unwrap();
     let rotel = Rotel::start(&vm).unwrap();
     record_as_orchestrator_and_server(|role: Role| {

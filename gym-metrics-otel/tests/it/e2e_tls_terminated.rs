@@ -5,18 +5,18 @@
 //! and real VictoriaMetrics (http/protobuf); read back with PromQL.
 #![cfg(feature = "tls")]
 
-
 use std::time::Duration;
 
-use gym_metrics_api::Role;
-use gym_metrics_otel::{OtelBuilder, OtlpProtocol};
-use gym_testkit::{require, Rotel, Tool, VictoriaMetrics};
 use crate::support::tls::{socket_of, Pki, TlsTerminator};
 use crate::support::victoria::{assert_reference_sequence, dump};
 use crate::support::*;
+use gym_metrics_api::Role;
+use gym_metrics_otel::{OtelBuilder, OtlpProtocol};
+use gym_testkit::{require, Rotel, Tool, VictoriaMetrics};
 
-fn tools() -> bool {
-    require(Tool::VictoriaMetrics).is_some() && require(Tool::Rotel).is_some()
+fn tools() {
+    require(Tool::VictoriaMetrics);
+    require(Tool::Rotel);
 }
 
 /// Both roles through `builder(role)`, the reference sequence, shut down,
@@ -53,9 +53,7 @@ fn grpc_over_tls_through_rotel() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    if !tools() {
-        return;
-    }
+    tools();
     let pki = Pki::new("grpc-tls");
     let vm = VictoriaMetrics::start().unwrap();
     let rotel = Rotel::start(&vm).unwrap();
@@ -86,9 +84,7 @@ fn grpc_mtls_through_rotel() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    if !tools() {
-        return;
-    }
+    tools();
     let pki = Pki::new("grpc-mtls");
     let vm = VictoriaMetrics::start().unwrap();
     let rotel = Rotel::start(&vm).unwrap();
@@ -124,9 +120,7 @@ fn http_mtls_into_victoria_metrics() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    if require(Tool::VictoriaMetrics).is_none() {
-        return;
-    }
+    require(Tool::VictoriaMetrics);
     let pki = Pki::new("http-mtls");
     let vm = VictoriaMetrics::start().unwrap();
     let tls = TlsTerminator::start(
@@ -155,9 +149,7 @@ fn insecure_makes_a_bare_grpc_endpoint_plaintext() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    if !tools() {
-        return;
-    }
+    tools();
     let vm = VictoriaMetrics::start().unwrap();
     let rotel = Rotel::start(&vm).unwrap();
     // rotel's plain gRPC port, given without a scheme: only INSECURE=true

@@ -4,17 +4,15 @@ use crate::support;
 
 use std::time::Duration;
 
-use support::record_as_orchestrator_and_server;
 use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
 use gym_testkit::{require, Tool, VictoriaMetrics};
+use support::record_as_orchestrator_and_server;
 use support::victoria::{assert_reference_sequence, dump};
 
 #[test]
 fn reference_sequence_lands_in_victoria_metrics() {
-    if require(Tool::VictoriaMetrics).is_none() {
-        return;
-    }
+    require(Tool::VictoriaMetrics);
     let vm = VictoriaMetrics::start().unwrap();
     record_as_orchestrator_and_server(|role: Role| {
         OtelBuilder::new()

@@ -4,22 +4,19 @@
 //! with PromQL on its plain listener.
 #![cfg(feature = "tls")]
 
-
-use gym_metrics_api::Role;
-use gym_metrics_otel::OtelBuilder;
-use gym_testkit::{require, Tool, VictoriaMetrics};
 use crate::support::tls::Pki;
 use crate::support::victoria::{assert_reference_sequence, dump};
 use crate::support::*;
+use gym_metrics_api::Role;
+use gym_metrics_otel::OtelBuilder;
+use gym_testkit::{require, Tool, VictoriaMetrics};
 
 #[test]
 fn reference_sequence_lands_in_victoria_metrics_over_https() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    if require(Tool::VictoriaMetrics).is_none() {
-        return;
-    }
+    require(Tool::VictoriaMetrics);
     let pki = Pki::new("vm-https");
     let vm = VictoriaMetrics::start_tls(&pki.server_cert, &pki.server_key).unwrap();
     let endpoint = vm.otlp_https_metrics_endpoint().unwrap();

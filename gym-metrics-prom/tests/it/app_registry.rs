@@ -3,7 +3,6 @@
 //! writer in both formats; clashes refused at build and skipped at scrape;
 //! `promtool check metrics` finds nothing in what it adds.
 
-
 use crate::common::exposition::parse;
 use gym_metrics_api::backend::Recorder;
 use gym_metrics_api::Role;
@@ -236,9 +235,7 @@ fn promtool_finds_nothing_in_the_registrys_families() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    if require(Tool::Promtool).is_none() {
-        return;
-    }
+    require(Tool::Promtool);
     let app = app();
     let handle = built(&app);
     record(&app);

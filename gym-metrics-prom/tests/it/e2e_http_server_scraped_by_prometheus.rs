@@ -36,9 +36,7 @@ fn request_series_by_route_method_and_status_in_prometheus() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    if require(Tool::Prometheus).is_none() {
-        return;
-    }
+    require(Tool::Prometheus);
     let guard = PrometheusBuilder::new()
         .role(Role::server("math-verifier-0", "resources"))
         .with_http_listener(([127, 0, 0, 1], 0))

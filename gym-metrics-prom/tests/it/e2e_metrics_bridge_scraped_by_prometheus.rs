@@ -32,9 +32,7 @@ fn prometheus_scrapes_the_bridged_series_in_both_formats() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    if require(Tool::Prometheus).is_none() {
-        return;
-    }
+    require(Tool::Prometheus);
     log::set_logger(&WarningsLogger).unwrap();
     log::set_max_level(log::LevelFilter::Warn);
     let guard = PrometheusBuilder::new()

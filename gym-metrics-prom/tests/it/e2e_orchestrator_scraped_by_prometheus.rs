@@ -61,9 +61,7 @@ fn prometheus_sees_what_the_orchestrator_recorded() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    if require(Tool::Prometheus).is_none() {
-        return;
-    }
+    require(Tool::Prometheus);
     let guard = PrometheusBuilder::new()
         .role(Role::orchestrator())
         .with_http_listener(([127, 0, 0, 1], 0))

@@ -13,9 +13,7 @@ fn a_server_exports_no_fleet_size() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    if require(Tool::Prometheus).is_none() {
-        return;
-    }
+    require(Tool::Prometheus);
     let guard = PrometheusBuilder::new()
         .role(Role::server("math-verifier-0", "resources"))
         .with_http_listener(([127, 0, 0, 1], 0))

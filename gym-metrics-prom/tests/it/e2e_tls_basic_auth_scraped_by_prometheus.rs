@@ -5,7 +5,6 @@
 
 #![cfg(feature = "web-config")]
 
-
 use std::time::{Duration, Instant};
 
 use crate::common::pki::{hash, TestCa, TestDir};
@@ -38,9 +37,7 @@ fn prometheus_scrapes_over_https_with_basic_auth_and_a_wrong_password_is_a_401()
     if gym_testkit::ran_in_child() {
         return;
     }
-    if require(Tool::Prometheus).is_none() {
-        return;
-    }
+    require(Tool::Prometheus);
     let dir = TestDir::new("e2e-tls-basic-auth");
     let ca = TestCa::new("gym e2e CA");
     let (cert, key) = ca.server_cert();

@@ -283,9 +283,7 @@ fn hostile_names_and_labels_become_an_exposition_promtool_accepts() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    if require(Tool::Promtool).is_none() {
-        return;
-    }
+    require(Tool::Promtool);
     let (recorder, handle, bridge) = bridged(MetricsBridgeOptions::new());
     recorder.record_rollout_duration_ms(120.0);
     recorder.record_verify_ms(40.0, true);

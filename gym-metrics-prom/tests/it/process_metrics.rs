@@ -6,7 +6,6 @@
 //! descriptors or threads meanwhile.
 #![cfg(target_os = "linux")]
 
-
 use gym_testkit::process_load::while_holding;
 use std::collections::BTreeMap;
 
@@ -169,11 +168,10 @@ fn process_families_follow_the_process_in_both_formats_and_pass_promtool() {
     // The text format only: `promtool check metrics` reads no OpenMetrics
     // (it takes an OpenMetrics counter's `_total` sample for a family
     // without HELP, ours and the gym counters alike).
-    if require(Tool::Promtool).is_some() {
-        let findings = promtool_check_metrics(&handle.render()).unwrap();
-        let ours: Vec<&String> = findings.iter().filter(|f| f.contains("process_")).collect();
-        assert!(ours.is_empty(), "{findings:?}");
-    }
+    require(Tool::Promtool);
+    let findings = promtool_check_metrics(&handle.render()).unwrap();
+    let ours: Vec<&String> = findings.iter().filter(|f| f.contains("process_")).collect();
+    assert!(ours.is_empty(), "{findings:?}");
 }
 
 /// Busy work until the exposition shows `target` CPU seconds (bounded: a

@@ -10,9 +10,7 @@ use gym_testkit::{contract_findings, promtool_check_metrics, require, Tool};
 
 #[test]
 fn only_the_millisecond_name_findings() {
-    if require(Tool::Promtool).is_none() {
-        return;
-    }
+    require(Tool::Promtool);
     let (recorder, handle) = PrometheusBuilder::new()
         .role(Role::orchestrator())
         .build()

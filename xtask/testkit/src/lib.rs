@@ -5,16 +5,14 @@
 //!
 //! Tools come from `cargo xtask tools` (`<workspace>/target/tools/bin`), an env
 //! override (`PROMETHEUS_BIN`, `PROMTOOL_BIN`, `VICTORIA_METRICS_BIN`, `ROTEL_BIN`, `VMAGENT_BIN`)
-//! or `PATH`. A test starts with [`require`]: it skips loudly when a tool is
-//! missing, and fails when tools are required (`CI=true` or `GYM_REQUIRE_TOOLS=1`).
+//! or `PATH`. A test starts with [`require`]: a missing tool is provisioned
+//! then (`cargo xtask tools`), and a tool that cannot be fails the test.
 //!
-//! ```no_run
+//! ```
 //! use std::time::Duration;
 //! use gym_testkit::{require, Prometheus, Tool};
 //!
-//! if require(Tool::Prometheus).is_none() {
-//!     return;
-//! }
+//! require(Tool::Prometheus);
 //! let prometheus = Prometheus::start(&["127.0.0.1:9000".to_string()], Duration::from_millis(200)).unwrap();
 //! let up = prometheus
 //!     .wait_for("up", Duration::from_secs(5), |samples| !samples.is_empty())
@@ -59,8 +57,7 @@ pub use temp_dir::TempDir;
 pub use terminal::Terminal;
 pub use terminate::terminate;
 pub use tool::{
-    find_on_path, is_executable, require, tool_path, tools_bin_dir, tools_dir, tools_required,
-    workspace_root, Tool,
+    find_on_path, is_executable, require, tool_path, tools_bin_dir, tools_dir, workspace_root, Tool,
 };
 pub use victoria_metrics::VictoriaMetrics;
 pub use vmagent::Vmagent;

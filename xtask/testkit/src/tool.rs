@@ -112,35 +112,46 @@ pub fn is_executable(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// True when a missing tool must fail the test: `CI=true` or `GYM_REQUIRE_TOOLS=1`.
-pub fn tools_required() -> bool {
-    let ci = std::env::var("CI").ok();
-    let gym = std::env::var("GYM_REQUIRE_TOOLS").ok();
-    is_truthy(ci.as_deref()) || is_truthy(gym.as_deref())
-}
-
-/// `1`, `true` or `yes` (any case).
-fn is_truthy(value: Option<&str>) -> bool {
-    value.is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
-}
-
-/// `Some(path)`, or: when tools are required (`CI=true` or `GYM_REQUIRE_TOOLS=1`)
-/// panics with "run `cargo xtask tools`"; otherwise prints a loud
-/// "SKIPPED \<tool\> not provisioned, run `cargo xtask tools`" to stderr and returns `None`.
-pub fn require(tool: Tool) -> Option<PathBuf> {
+/// The tool's path, provisioned on demand: when it is missing, `cargo xtask
+/// tools` runs (once per process; its lock makes tests side by side wait for
+/// one download). A tool still missing fails the test, so a test that could
+/// not run is never counted as passed.
+///
+/// The nested cargo builds xtask in a target directory of its own
+/// (`target/tools/xtask`): a plain `cargo test` holds the workspace's build
+/// lock while its tests run.
+pub fn require(tool: Tool) -> PathBuf {
     if let Some(path) = tool_path(tool) {
-        return Some(path);
+        return path;
     }
-    let message = format!(
-        "{tool} not provisioned (looked at ${}, {}, PATH), run `cargo xtask tools`",
-        tool.env_var(),
-        tools_bin_dir().join(tool.binary_name()).display()
-    );
-    if tools_required() {
-        panic!("{message}");
+    static PROVISIONED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    let provisioned = PROVISIONED.get_or_init(provision);
+    tool_path(tool).unwrap_or_else(|| {
+        panic!(
+            "{tool} is required and not provisioned (looked at ${}, {}, PATH); \
+             `cargo xtask tools` was run for it: {provisioned:?}",
+            tool.env_var(),
+            tools_bin_dir().join(tool.binary_name()).display()
+        )
+    })
+}
+
+/// `cargo xtask tools`, its output passed through to the test's.
+fn provision() -> Result<(), String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    eprintln!("a tool is missing: running `cargo xtask tools`");
+    let status = std::process::Command::new(cargo)
+        .args(["run", "--quiet", "--package", "xtask", "--target-dir"])
+        .arg(tools_dir().join("xtask"))
+        .args(["--", "tools"])
+        .current_dir(workspace_root())
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo xtask tools` failed ({status})"))
     }
-    eprintln!("\n********** SKIPPED {message} **********\n");
-    None
 }
 
 #[cfg(test)]
@@ -154,13 +165,6 @@ mod tests {
         let vars: std::collections::BTreeSet<_> = Tool::ALL.iter().map(|t| t.env_var()).collect();
         assert_eq!(names.len(), Tool::ALL.len());
         assert_eq!(vars.len(), Tool::ALL.len());
-    }
-
-    #[test]
-    fn only_true_or_one_requires_tools() {
-        assert!(is_truthy(Some("true")) && is_truthy(Some("1")) && is_truthy(Some("TRUE")));
-        assert!(!is_truthy(None) && !is_truthy(Some("")) && !is_truthy(Some("0")));
-        assert!(!is_truthy(Some("false")));
     }
 
     #[test]

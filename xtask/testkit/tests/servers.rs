@@ -36,9 +36,7 @@ fn pid_is_alive(url: &str) -> bool {
 
 #[test]
 fn prometheus_scrapes_itself() {
-    if require(Tool::Prometheus).is_none() {
-        return;
-    }
+    require(Tool::Prometheus);
     let started = Instant::now();
     let config = "global:\n  scrape_interval: 100ms\n  scrape_timeout: 100ms\n\
                   scrape_configs:\n  - job_name: self\n    static_configs:\n      - targets: ['127.0.0.1:{{PORT}}']\n";
@@ -60,9 +58,7 @@ fn prometheus_scrapes_itself() {
 
 #[test]
 fn prometheus_scrapes_the_given_targets_as_job_gym() {
-    if require(Tool::Prometheus).is_none() {
-        return;
-    }
+    require(Tool::Prometheus);
     let target = serve_exposition("# TYPE gym_probe gauge\ngym_probe 42\n");
     let prometheus =
         Prometheus::start(std::slice::from_ref(&target), Duration::from_millis(100)).unwrap();
@@ -76,9 +72,7 @@ fn prometheus_scrapes_the_given_targets_as_job_gym() {
 
 #[test]
 fn victoria_metrics_answers_what_was_imported() {
-    if require(Tool::VictoriaMetrics).is_none() {
-        return;
-    }
+    require(Tool::VictoriaMetrics);
     let vm = VictoriaMetrics::start().unwrap();
     let (status, _, body) = http_post(
         &format!("{}/api/v1/import/prometheus", vm.url()),
@@ -103,9 +97,8 @@ fn victoria_metrics_answers_what_was_imported() {
 
 #[test]
 fn rotel_forwards_otlp_to_victoria_metrics() {
-    if require(Tool::VictoriaMetrics).is_none() || require(Tool::Rotel).is_none() {
-        return;
-    }
+    require(Tool::VictoriaMetrics);
+    require(Tool::Rotel);
     let vm = VictoriaMetrics::start().unwrap();
     let rotel = Rotel::start(&vm).unwrap();
     assert!(rotel.grpc_endpoint().starts_with("http://127.0.0.1:"));
@@ -133,9 +126,7 @@ fn rotel_forwards_otlp_to_victoria_metrics() {
 
 #[test]
 fn promtool_reports_lint_findings() {
-    if require(Tool::Promtool).is_none() {
-        return;
-    }
+    require(Tool::Promtool);
     let clean = promtool_check_metrics(
         "# HELP gym_ok_total fine.\n# TYPE gym_ok_total counter\ngym_ok_total 1\n",
     )
@@ -152,9 +143,7 @@ fn promtool_reports_lint_findings() {
 
 #[test]
 fn a_bad_config_fails_with_the_server_log() {
-    if require(Tool::Prometheus).is_none() {
-        return;
-    }
+    require(Tool::Prometheus);
     let err = Prometheus::start_with_config("scrape_configs: [[[\n").unwrap_err();
     assert!(err.contains("prometheus (pid "), "{err}");
     assert!(

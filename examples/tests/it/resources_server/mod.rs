@@ -43,12 +43,8 @@ impl ResourcesServer {
     }
 
     /// Starts one under `prlimit --nofile=LIMIT:LIMIT`: at most `limit` open
-    /// file descriptors. `None` when `prlimit` is missing (util-linux).
-    pub fn start_with_fd_limit(limit: u32) -> Option<Self> {
-        let prlimit = Command::new("prlimit").arg("--version").output();
-        if !prlimit.is_ok_and(|o| o.status.success()) {
-            return None;
-        }
+    /// file descriptors (`prlimit` is util-linux's).
+    pub fn start_with_fd_limit(limit: u32) -> Self {
         let mut command = Command::new("prlimit");
         command
             .arg(format!("--nofile={limit}:{limit}"))
@@ -56,7 +52,7 @@ impl ResourcesServer {
             .arg(env!("CARGO_BIN_EXE_gym-fleet"))
             .arg("server");
         // prlimit execs the server: the PID stays the server's.
-        Some(Self::spawn(command))
+        Self::spawn(command)
     }
 
     fn spawn(mut command: Command) -> Self {

@@ -101,8 +101,53 @@ pub(crate) fn instant_query_with(
     parse_query_response(&text).map_err(|e| format!("query `{promql}` at {base_url}: {e}: {text}"))
 }
 
+/// `GET <base>/api/v1/query?query=<promql>&time=<at>` (unix seconds), strict: a
+/// vector result only, and response `warnings` are an error too.
+pub(crate) fn instant_query_at(
+    base_url: &str,
+    promql: &str,
+    at: f64,
+) -> Result<Vec<Sample>, String> {
+    let text = query_text(base_url, promql, &[("time", &format!("{at:.3}"))])?;
+    parse_strict_vector(&text).map_err(|e| format!("query `{promql}` at {base_url}: {e}"))
+}
+
+/// `GET <url>` of a Prometheus API endpoint: its JSON, when HTTP 200 and `status` is `success`.
+pub(crate) fn api_json(url: &str) -> Result<Value, String> {
+    let (status, _, body) = http_get(url, &[])?;
+    let text = String::from_utf8_lossy(&body);
+    let json: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{url}: not JSON ({e}): {text}"))?;
+    if status != 200 || json["status"] != "success" {
+        return Err(format!("{url}: HTTP {status}: {text}"));
+    }
+    Ok(json)
+}
+
+/// A vector result without warnings (error messages name what is wrong, not the body).
+fn parse_strict_vector(text: &str) -> Result<Vec<Sample>, String> {
+    let json: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e}): {text}"))?;
+    if json["status"] != "success" {
+        return Err(format!("status {}: {}", json["status"], json["error"]));
+    }
+    if let Some(warnings) = json["warnings"].as_array().filter(|w| !w.is_empty()) {
+        return Err(format!("warnings {warnings:?}"));
+    }
+    if json["data"]["resultType"] != "vector" {
+        return Err(format!(
+            "result type {} (want vector)",
+            json["data"]["resultType"]
+        ));
+    }
+    parse_query_json(&json).map_err(|e| format!("{e}: {text}"))
+}
+
 fn parse_query_response(text: &str) -> Result<Vec<Sample>, String> {
     let json: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
+    parse_query_json(&json)
+}
+
+fn parse_query_json(json: &Value) -> Result<Vec<Sample>, String> {
     if json["status"] != "success" {
         return Err("status is not success".into());
     }
@@ -222,6 +267,26 @@ mod tests {
         )
         .is_err());
         assert!(parse_query_response(r#"{"status":"error","error":"bad"}"#).is_err());
+    }
+
+    #[test]
+    fn a_strict_query_refuses_warnings_scalars_and_errors() {
+        let vector = r#"{"status":"success","data":{"resultType":"vector","result":[
+            {"metric":{"job":"gym"},"value":[1.5,"2"]}]}}"#;
+        assert_eq!(parse_strict_vector(vector).unwrap()[0].value, 2.0);
+        let warned = r#"{"status":"success","warnings":["PromQL info: bad"],
+            "data":{"resultType":"vector","result":[]}}"#;
+        assert!(parse_strict_vector(warned)
+            .unwrap_err()
+            .contains("PromQL info: bad"));
+        let scalar = r#"{"status":"success","data":{"resultType":"scalar","result":[1.5,"1"]}}"#;
+        assert!(parse_strict_vector(scalar)
+            .unwrap_err()
+            .contains("want vector"));
+        let error = r#"{"status":"error","error":"parse error"}"#;
+        assert!(parse_strict_vector(error)
+            .unwrap_err()
+            .contains("parse error"));
     }
 
     #[test]

@@ -4,18 +4,17 @@
 //! a flood under a 64-file-descriptor limit. Each attack is bounded in size
 //! and time, on loopback, against a real `gym-fleet server` killed by its PID.
 
-
 use std::io::Write;
 use std::net::TcpStream;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::resources_server::{read_until_closed, send, series, ResourcesServer, Watched};
 use gym_metrics_examples::fleet::accept::WARN_EVERY;
 use gym_metrics_examples::fleet::server::{
     HEADER_READ_TIMEOUT, MAX_CONNECTIONS, MAX_REQUEST_HEAD_BYTES, VERIFY_TIMEOUT,
 };
 use gym_metrics_examples::fleet::task_body::{BODY_READ_TIMEOUT, MAX_BODY_BYTES};
-use crate::resources_server::{read_until_closed, send, series, ResourcesServer, Watched};
 
 /// Scheduling slack on top of a server-side timeout (a debug build on a
 /// shared 2-core machine).
@@ -28,7 +27,7 @@ const MIB: u64 = 1024 * 1024;
 /// moves, and neither is a verification.
 #[test]
 fn a_body_over_the_cap_is_refused_413_and_memory_stays_bounded() {
-    if gym_testkit::ran_in_child() {
+    if gym_testkit::ran_alone_in_child() {
         return;
     }
     const BODY: usize = 16 * 1024 * 1024;
@@ -112,7 +111,7 @@ enum Slow {
 /// request that arrived meanwhile.
 #[test]
 fn slow_clients_are_cut_off_at_the_header_timeout_and_the_cap_holds() {
-    if gym_testkit::ran_in_child() {
+    if gym_testkit::ran_alone_in_child() {
         return;
     }
     let server = ResourcesServer::start();
@@ -224,7 +223,7 @@ fn slow_clients_are_cut_off_at_the_header_timeout_and_the_cap_holds() {
 /// head over the cap is answered 431.
 #[test]
 fn a_malformed_task_is_answered_400_and_is_no_verification() {
-    if gym_testkit::ran_in_child() {
+    if gym_testkit::ran_alone_in_child() {
         return;
     }
     let server = ResourcesServer::start();
@@ -277,18 +276,11 @@ fn a_malformed_task_is_answered_400_and_is_no_verification() {
 /// answers a valid request once the header timeout frees descriptors.
 #[test]
 fn out_of_file_descriptors_the_server_stays_answerable_and_quiet() {
-    if gym_testkit::ran_in_child() {
+    if gym_testkit::ran_alone_in_child() {
         return;
     }
     const FD_LIMIT: u32 = 64;
-    let Some(server) = ResourcesServer::start_with_fd_limit(FD_LIMIT) else {
-        assert!(
-            !gym_testkit::tools_required(),
-            "prlimit (util-linux) is required"
-        );
-        eprintln!("SKIPPED: prlimit (util-linux) is not installed");
-        return;
-    };
+    let server = ResourcesServer::start_with_fd_limit(FD_LIMIT);
     let fds_before = server.open_fds();
     let flood_size = FD_LIMIT as usize - fds_before + 20;
     let (stderr_before, cpu_before) = (server.stderr_bytes(), server.cpu_time());
@@ -350,7 +342,7 @@ fn out_of_file_descriptors_the_server_stays_answerable_and_quiet() {
 /// as a failed verification, in the metrics and in the server's own report.
 #[test]
 fn a_verification_past_its_timeout_is_answered_503_and_counted_as_failed() {
-    if gym_testkit::ran_in_child() {
+    if gym_testkit::ran_alone_in_child() {
         return;
     }
     let server = ResourcesServer::start_with(&["--verify-ms", "25000"]);

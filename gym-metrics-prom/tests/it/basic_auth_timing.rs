@@ -5,7 +5,6 @@
 
 #![cfg(feature = "web-config")]
 
-
 use std::time::{Duration, Instant};
 
 use crate::common::pki::{basic, TestDir};
@@ -21,7 +20,7 @@ fn median(n: usize, mut f: impl FnMut(usize) -> Duration) -> Duration {
 
 #[test]
 fn a_low_cost_user_fails_as_slowly_as_an_unknown_one_and_long_passwords_are_refused() {
-    if gym_testkit::ran_in_child() {
+    if gym_testkit::ran_alone_in_child() {
         return;
     }
     let dir = TestDir::new("basic-auth-timing");

@@ -14,7 +14,6 @@
 //! and killed by PID when the test ends.
 #![cfg(target_os = "linux")]
 
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -57,9 +56,6 @@ const RESPONSE_DEADLINE: Duration = Duration::from_secs(10);
 /// Runs in the child only (a no-op in the parent's run).
 #[test]
 fn child_host_serving_metrics_and_verify() {
-    if gym_testkit::ran_in_child() {
-        return;
-    }
     child_main();
 }
 
@@ -85,7 +81,7 @@ fn probe(host: &Host, completed_before: u64) -> Duration {
 
 #[test]
 fn seventy_idle_connections_under_a_64_descriptor_limit_block_neither_metrics_nor_verify() {
-    if gym_testkit::ran_in_child() {
+    if gym_testkit::ran_alone_in_child() {
         return;
     }
     let host = Host::start(CHILD, None);
@@ -196,7 +192,7 @@ fn read_answer(stream: &mut TcpStream, buffered: &mut Vec<u8>) -> Option<(u16, S
 
 #[test]
 fn pipelined_requests_are_answered_one_at_a_time_and_a_kept_alive_connection_is_kept() {
-    if gym_testkit::ran_in_child() {
+    if gym_testkit::ran_alone_in_child() {
         return;
     }
     let host = Host::start(CHILD, None);
@@ -247,7 +243,7 @@ fn pipelined_requests_are_answered_one_at_a_time_and_a_kept_alive_connection_is_
 
 #[test]
 fn an_answer_read_1_mib_every_4_s_is_cut_off_10_s_after_its_request() {
-    if gym_testkit::ran_in_child() {
+    if gym_testkit::ran_alone_in_child() {
         return;
     }
     let host = Host::start_padded(CHILD, None, BIG_EXPOSITION_BYTES);

@@ -9,7 +9,6 @@
 //! header-read timeout (hyper's 30 s); memory must stay bounded; and the final
 //! scrape must hold exactly what was recorded. (Global install: its own binary.)
 
-
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -212,7 +211,7 @@ fn closed_by_server(s: &mut TcpStream) -> bool {
 
 #[test]
 fn hostile_clients_cannot_stop_valid_scrapes_nor_grow_memory() {
-    if gym_testkit::ran_in_child() {
+    if gym_testkit::ran_alone_in_child() {
         return;
     }
     let test_started = Instant::now();

@@ -17,13 +17,12 @@
 //! within 2 s. The attacks run one at a time (each on a host of its own).
 #![cfg(target_os = "linux")]
 
-
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common::host::{child_main, request, verify_completed, Host, Peak, EXPECTED_CAP};
@@ -56,16 +55,9 @@ const ANSWER_BOUND: Duration = Duration::from_secs(2);
 /// Resident memory the host may gain during an attack.
 const RSS_GROWTH_BOUND_KIB: u64 = 32 * 1024;
 
-/// One attack at a time: each has a host of its own, and two at once on a
-/// 2-core machine would measure the machine.
-static ONE_ATTACK_AT_A_TIME: Mutex<()> = Mutex::new(());
-
 /// Runs in the child only (a no-op in the parent's run).
 #[test]
 fn child_host_serving_metrics_and_verify() {
-    if gym_testkit::ran_in_child() {
-        return;
-    }
     child_main();
 }
 
@@ -308,9 +300,6 @@ struct Outcome {
 /// scrapes; asserts that every scrape was answered within [`ANSWER_BOUND`],
 /// that the endpoint stayed within its cap, and its memory bounded.
 fn run(host: &Host, transport: Transport, attack: Attack, scraper: &Scraper) -> Outcome {
-    let _one_at_a_time = ONE_ATTACK_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
     scraper
         .scrape(host.metrics)
         .expect("a scrape before the attack");
@@ -458,7 +447,7 @@ impl Outcome {
 
 #[test]
 fn pipelining_clients_that_never_read_lock_no_scraper_out() {
-    if gym_testkit::ran_in_child() {
+    if gym_testkit::ran_alone_in_child() {
         return;
     }
     let host = Host::start_padded(CHILD, None, PADDING_BYTES);
@@ -476,7 +465,7 @@ fn pipelining_clients_that_never_read_lock_no_scraper_out() {
 
 #[test]
 fn pipelining_clients_that_read_16_kib_every_8_s_lock_no_scraper_out() {
-    if gym_testkit::ran_in_child() {
+    if gym_testkit::ran_alone_in_child() {
         return;
     }
     let host = Host::start_padded(CHILD, None, PADDING_BYTES);
@@ -491,17 +480,21 @@ fn pipelining_clients_that_read_16_kib_every_8_s_lock_no_scraper_out() {
 
 #[test]
 fn clients_holding_every_slot_one_get_at_a_time_lock_no_scraper_out() {
-    if gym_testkit::ran_in_child() {
+    if gym_testkit::ran_alone_in_child() {
         return;
     }
     let host = Host::start_padded(CHILD, None, PADDING_BYTES);
     let outcome = run(&host, Transport::Plain, Attack::OneAtATime, &Scraper::Plain);
-    // They held the slots (none of their GETs came pipelined, so nothing
-    // but eviction closed them): the cap is full when the scraping ends. At
-    // its start a loaded machine may not have let them all connect yet.
+    // They held the slots: the cap was full when the scraping began or when
+    // it ended. One of the two moments may find it short: on a loaded
+    // machine the attackers may not all have connected at the start, and a
+    // GET sent behind an unread answer closes its connection, so at the end
+    // some may be reconnecting.
+    let open = |stats: &BTreeMap<String, u64>| stats["open_connections"];
     assert!(
-        outcome.stats["open_connections"] >= EXPECTED_CAP - 1,
-        "the attackers did not fill the cap: {:?}",
+        open(&outcome.stats_at_start).max(open(&outcome.stats)) >= EXPECTED_CAP - 1,
+        "the attackers did not fill the cap: at start {:?}, at end {:?}",
+        outcome.stats_at_start,
         outcome.stats
     );
     // Every scrape made room by evicting one of them.
@@ -545,7 +538,7 @@ mod over_tls {
 
     #[test]
     fn tls_clients_pipelining_without_a_password_never_reading_their_401s_lock_no_scraper_out() {
-        if gym_testkit::ran_in_child() {
+        if gym_testkit::ran_alone_in_child() {
             return;
         }
         let dir = TestDir::new("pinned-tls-never");
@@ -557,7 +550,7 @@ mod over_tls {
 
     #[test]
     fn tls_clients_pipelining_without_a_password_reading_16_kib_every_8_s_lock_no_scraper_out() {
-        if gym_testkit::ran_in_child() {
+        if gym_testkit::ran_alone_in_child() {
             return;
         }
         let dir = TestDir::new("pinned-tls-slow");

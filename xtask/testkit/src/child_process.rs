@@ -32,13 +32,13 @@ pub fn in_child() -> bool {
 ///
 /// ```no_run
 /// #[test]
-/// fn survives_thread_exit() {
+/// fn survives_thread_exit() -> Result<(), String> {
 ///     if gym_testkit::in_child() {
 ///         // the scenario that might abort the process
-///         return;
+///         return Ok(());
 ///     }
-///     let stdout = gym_testkit::run_in_child("survives_thread_exit").unwrap_or_else(|e| panic!("{e}"));
-///     assert!(stdout.contains("test survives_thread_exit ... ok"));
+///     gym_testkit::run_in_child("survives_thread_exit")?;
+///     Ok(())
 /// }
 /// ```
 pub fn run_in_child(name: &str) -> Result<String, String> {
@@ -84,8 +84,7 @@ pub fn run_in_child(name: &str) -> Result<String, String> {
 /// }
 /// ```
 pub fn ran_in_child() -> bool {
-    if in_child() || std::env::var("NEXTEST_EXECUTION_MODE").as_deref() == Ok("process-per-test")
-    {
+    if in_child() || std::env::var("NEXTEST_EXECUTION_MODE").as_deref() == Ok("process-per-test") {
         return false;
     }
     let thread = std::thread::current();
@@ -107,6 +106,26 @@ pub fn ran_in_child() -> bool {
     );
     print!("{stdout}");
     true
+}
+
+/// As [`ran_in_child`], for a test that loads the machine (an attack, a
+/// timing comparison): under plain `cargo test` no two such tests of one
+/// binary run at once, as nextest's `attacks` test group keeps them in
+/// `cargo xtask ci` (`.config/nextest.toml`).
+///
+/// ```no_run
+/// #[test]
+/// fn a_flood_does_not_starve_the_scraper() {
+///     if gym_testkit::ran_alone_in_child() {
+///         return;
+///     }
+///     // start the endpoint, flood it, scrape
+/// }
+/// ```
+pub fn ran_alone_in_child() -> bool {
+    static ALONE: Mutex<()> = Mutex::new(());
+    let _alone = ALONE.lock().unwrap_or_else(PoisonError::into_inner);
+    ran_in_child()
 }
 
 /// How a process ended, in words.
@@ -161,8 +180,7 @@ mod tests {
         if ran_in_child() {
             return;
         }
-        let nextest =
-            std::env::var("NEXTEST_EXECUTION_MODE").as_deref() == Ok("process-per-test");
+        let nextest = std::env::var("NEXTEST_EXECUTION_MODE").as_deref() == Ok("process-per-test");
         assert!(in_child() || nextest, "the body ran in the shared process");
     }
 }

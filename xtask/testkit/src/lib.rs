@@ -46,7 +46,7 @@ mod victoria_metrics;
 mod vmagent;
 
 pub use any_f64::any_f64;
-pub use child_process::{in_child, ran_in_child, run_in_child, CHILD_ENV};
+pub use child_process::{in_child, ran_alone_in_child, ran_in_child, run_in_child, CHILD_ENV};
 pub use http::{http_get, http_post, Response};
 pub use http_server::{send_mix, send_raw, serve_layered, MIX, ROUTES};
 pub use ops_kit::{

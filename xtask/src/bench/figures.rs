@@ -56,6 +56,13 @@ impl Doc {
             .and_then(|r| r.median_ns)
     }
 
+    /// The fastest peer's name and median in `table` (see [`is_peer`]).
+    pub fn fastest_peer(&self, table: &str) -> Option<(String, f64)> {
+        let peers = self.rows(table).into_iter().filter(|r| is_peer(&r.name));
+        let measured = peers.filter_map(|r| Some((r.name, r.median_ns?)));
+        measured.min_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
     /// Why the document is missing, if it is.
     pub fn error(&self) -> Option<&str> {
         self.0.as_ref().err().map(String::as_str)

@@ -1,11 +1,20 @@
 //! Everything one `cargo xtask bench` run measured, before it is written up.
 
-use super::figures::Doc;
+use super::figures::{Doc, Row};
+use super::http_wrk::Rounds;
+use super::ipc;
 use super::wrk::WrkResult;
 
 /// The callgrind build with the Prometheus backend installed: the record
 /// path the instruction target is about.
 pub const PROM_INSTALLED: &str = "prom installed";
+
+/// The start of the name of our facade's rollout record row.
+pub const ROLLOUT: &str = "gym-metrics-prom record_rollout";
+
+/// Our record row, the peer (name and median), the ratio, and the
+/// instructions per cycle our median implies.
+pub type AgainstPeer = (Option<f64>, Option<(String, f64)>, Option<f64>, Option<f64>);
 
 /// Instruction counts of one callgrind loop.
 #[derive(Debug, Clone)]
@@ -105,5 +114,110 @@ impl Results {
         let loop_ = self.count(PROM_INSTALLED, mode)? as f64;
         let duration = self.count(PROM_INSTALLED, "duration")? as f64;
         Some((loop_ - duration) / calls)
+    }
+
+    /// Our rollout record with `threads` against the fastest peer.
+    pub fn against_peer(&self, threads: &str) -> AgainstPeer {
+        let ours = self.record_prom.median(threads, ROLLOUT);
+        let peer = self.record_prom.fastest_peer(threads);
+        let q = ratio(ours, peer.as_ref().map(|p| p.1));
+        let n = self.prom_per_call("rollout");
+        (ours, peer, q, ipc::implied(n, ours, self.cpu.clock_mhz()))
+    }
+
+    /// For a record-path row of ours (the facade with the prom backend),
+    /// callgrind's instructions per call and the instructions per cycle its
+    /// median implies.
+    pub fn row_ipc(&self, row: &Row) -> (Option<f64>, Option<f64>) {
+        let ours = |mode: &str| {
+            row.name
+                .starts_with(&format!("gym-metrics-prom record_{mode}"))
+        };
+        let mode = ["rollout", "verify"].into_iter().find(|m| ours(m));
+        let n = mode.and_then(|m| self.prom_per_call(m));
+        (n, ipc::implied(n, row.median_ns, self.cpu.clock_mhz()))
+    }
+
+    /// Render time ours to `prometheus-client`'s, and a record while
+    /// scraping to idle.
+    pub fn scrape_ratios(&self) -> (Option<f64>, Option<f64>) {
+        let render = |k: &str| self.scrape.median("render", k);
+        let g = |k: &str| {
+            self.scrape
+                .num(&format!("/record_while_scraping/{k}_median_ns"))
+        };
+        let ours = ratio(render("gym-metrics-prom"), render("prometheus-client"));
+        (ours, ratio(g("scraping"), g("idle")))
+    }
+
+    /// The HTTP micro-benchmark: the bare service's median, our metric work
+    /// (our median less the bare one) and the fastest peer middleware's.
+    pub fn http_work(&self) -> (Option<f64>, Option<f64>, Option<f64>) {
+        let rows = self.http_layer.rows("threads_1");
+        let m = |p: &str| {
+            rows.iter()
+                .find(|r| r.name.starts_with(p))
+                .and_then(|r| r.median_ns)
+        };
+        let (bare, ours) = (m("bare"), m("gym-metrics"));
+        let peer = |r: &&Row| !r.name.starts_with("bare") && !r.name.starts_with("gym-metrics");
+        let work = rows
+            .iter()
+            .filter(peer)
+            .filter_map(|r| Some(r.median_ns? - bare?));
+        (
+            bare,
+            ours.zip(bare).map(|(o, b)| o - b),
+            work.min_by(f64::total_cmp),
+        )
+    }
+
+    /// Our layer's throughput to bare under wrk (see [`paired_throughput_ratio`]).
+    pub fn http_throughput_ratio(&self) -> Option<f64> {
+        let rounds = self.http_wrk.as_ref().ok()?;
+        paired_throughput_ratio(rounds, "ours")
+    }
+}
+
+/// `a / b`, when both are measured and `b` is positive.
+pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    a.zip(b).filter(|(_, b)| *b > 0.0).map(|(a, b)| a / b)
+}
+
+/// `candidate`'s throughput to bare: the median over the rounds of the
+/// ratio within each round, so that drift from one round to the next (the
+/// machine is shared) cancels.
+pub fn paired_throughput_ratio(rounds: &[Rounds], candidate: &str) -> Option<f64> {
+    let of = |name: &str| rounds.iter().find(|c| c.candidate == name);
+    let (ours, bare) = (of(candidate)?, of("bare")?);
+    let pairs = ours.requests_per_sec.iter().zip(&bare.requests_per_sec);
+    let ratios: Vec<f64> = pairs
+        .filter(|(_, b)| **b > 0.0)
+        .map(|(o, b)| o / b)
+        .collect();
+    super::http_wrk::median(&ratios)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_round_ratios_cancel_the_drift_between_rounds() {
+        // The machine's speed halves from round to round; ours is 0.98x bare in each.
+        let bare = vec![100_000.0, 50_000.0, 25_000.0];
+        let rounds = vec![
+            Rounds {
+                candidate: "bare",
+                requests_per_sec: bare.clone(),
+            },
+            Rounds {
+                candidate: "ours",
+                requests_per_sec: bare.iter().map(|b| b * 0.98).collect(),
+            },
+        ];
+        let q = paired_throughput_ratio(&rounds, "ours").unwrap();
+        assert!((q - 0.98).abs() < 1e-9, "{q}");
+        assert_eq!(paired_throughput_ratio(&rounds, "otel"), None);
     }
 }

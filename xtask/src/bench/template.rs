@@ -29,7 +29,7 @@ impl Template {
     /// # Panics
     /// If the block is missing, or a placeholder is left unfilled or a value
     /// is given for none: both are mistakes in this crate, caught by its tests.
-    pub fn fill(&self, name: &str, values: &[(&str, &str)]) -> String {
+    pub fn fill<V: AsRef<str>>(&self, name: &str, values: &[(&str, V)]) -> String {
         let Some(body) = self.blocks.get(name) else {
             panic!("report.md has no block {name:?}");
         };
@@ -40,7 +40,7 @@ impl Template {
                 out.contains(&placeholder),
                 "block {name:?} has no {placeholder}"
             );
-            out = out.replace(&placeholder, value);
+            out = out.replace(&placeholder, value.as_ref());
         }
         assert!(
             !out.contains("{{"),
@@ -51,7 +51,7 @@ impl Template {
 
     /// Block `name`, which has no placeholders.
     pub fn text(&self, name: &str) -> String {
-        self.fill(name, &[])
+        self.fill::<&str>(name, &[])
     }
 }
 

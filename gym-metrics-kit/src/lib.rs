@@ -60,8 +60,4 @@ pub const SCOPE_NAME: &str = "gym-metrics";
 
 /// The instrumentation scope version (`otel_scope_version`): the workspace
 /// version, shared by every gym-metrics crate.
-///
-/// ```
-/// assert!(!gym_metrics_kit::SCOPE_VERSION.is_empty());
-/// ```
 pub const SCOPE_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -10,10 +10,6 @@ use gym_metrics_api::backend::{Instrument, InstrumentKind};
 
 /// The family OpenTelemetry's Prometheus exporter writes the resource into
 /// (a gauge of value 1, the resource attributes as labels).
-///
-/// ```
-/// assert_eq!(gym_metrics_kit::naming::TARGET_INFO_FAMILY, "target_info");
-/// ```
 pub const TARGET_INFO_FAMILY: &str = "target_info";
 
 /// The Prometheus family name OpenTelemetry's exporter gives `instrument`.

@@ -457,7 +457,7 @@ impl PrometheusBuilder {
     /// # Errors
     /// [`BuildError::AlreadyInstalled`] if a recorder is already installed.
     ///
-    /// ```no_run
+    /// ```
     /// let (handle, installation) = gym_metrics_prom::PrometheusBuilder::new().install_recorder()?;
     /// gym_metrics_api::record_verify_ms(40.0, true);
     /// assert!(installation.fleet_size().is_none());
@@ -491,7 +491,7 @@ impl PrometheusBuilder {
     /// `BuildError::WebConfig` naming the file and key when the web
     /// configuration, or a file it names, cannot be used.
     ///
-    /// ```no_run
+    /// ```
     /// let guard = gym_metrics_prom::PrometheusBuilder::new()
     ///     .with_http_listener(([127, 0, 0, 1], 0))
     ///     .install()?;

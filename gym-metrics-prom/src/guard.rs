@@ -51,7 +51,7 @@ impl PrometheusGuard {
     /// `0.0.0.0:0` when a NeMo Gym setting (`NEMO_GYM_OTEL_ENABLED=false`,
     /// `…_METRICS_ENABLED=false`) kept the backend from listening.
     ///
-    /// ```no_run
+    /// ```
     /// # let guard = gym_metrics_prom::PrometheusBuilder::new().with_http_listener(([127, 0, 0, 1], 0)).install()?;
     /// assert_ne!(guard.local_addr().port(), 0);
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
@@ -77,7 +77,7 @@ impl PrometheusGuard {
 
     /// A handle rendering the same exposition the endpoint serves.
     ///
-    /// ```no_run
+    /// ```
     /// # let guard = gym_metrics_prom::PrometheusBuilder::new().with_http_listener(([127, 0, 0, 1], 0)).install()?;
     /// assert!(guard.handle().render().contains("target_info"));
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
@@ -88,7 +88,7 @@ impl PrometheusGuard {
 
     /// The capability to set `gym.servers.active`: `Some` for the orchestrator only.
     ///
-    /// ```no_run
+    /// ```
     /// # let guard = gym_metrics_prom::PrometheusBuilder::new().with_http_listener(([127, 0, 0, 1], 0)).install()?;
     /// assert!(guard.fleet_size().is_none()); // the default role is a server
     /// # Ok::<(), gym_metrics_prom::BuildError>(())

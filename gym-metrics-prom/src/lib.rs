@@ -113,8 +113,4 @@ pub use scope::{SCOPE_NAME, SCOPE_VERSION};
 /// The environment variable naming the web configuration file
 /// ([`PrometheusBuilder::from_env`] reads it): for a launcher that hands it
 /// to the processes it starts.
-///
-/// ```
-/// assert_eq!(gym_metrics_prom::WEB_CONFIG_FILE_VAR, "GYM_METRICS_WEB_CONFIG_FILE");
-/// ```
 pub const WEB_CONFIG_FILE_VAR: &str = endpoint_env::WEB_CONFIG_FILE_VAR;

@@ -17,18 +17,10 @@ use crate::ConfigError;
 
 /// Resource attribute carrying the run id (`…_RUN_ID`, else `SLURM_JOB_ID`,
 /// else one minted per process), as Gym exports it.
-///
-/// ```
-/// assert_eq!(gym_metrics_kit::env::RUN_ID_ATTRIBUTE, "nemo.run.id");
-/// ```
 pub const RUN_ID_ATTRIBUTE: &str = "nemo.run.id";
 
 /// Resource attribute carrying the base of `service.name` (without the
 /// `/<server>` suffix), as Gym exports it: the fleet's name.
-///
-/// ```
-/// assert_eq!(gym_metrics_kit::env::SERVICE_GROUP_ATTRIBUTE, "nemo.gym.service_group");
-/// ```
 pub const SERVICE_GROUP_ATTRIBUTE: &str = "nemo.gym.service_group";
 
 /// The Slurm job id: the run id when no `…_RUN_ID` is set, as in Gym.

@@ -29,18 +29,9 @@ pub struct OtelEnv {
 
 impl OtelEnv {
     /// `OTEL_SERVICE_NAME`.
-    ///
-    /// ```
-    /// assert_eq!(gym_metrics_kit::env::OtelEnv::SERVICE_NAME, "OTEL_SERVICE_NAME");
-    /// ```
     pub const SERVICE_NAME: &'static str = "OTEL_SERVICE_NAME";
 
     /// `OTEL_RESOURCE_ATTRIBUTES`.
-    ///
-    /// ```
-    /// use gym_metrics_kit::env::OtelEnv;
-    /// assert_eq!(OtelEnv::RESOURCE_ATTRIBUTES, "OTEL_RESOURCE_ATTRIBUTES");
-    /// ```
     pub const RESOURCE_ATTRIBUTES: &'static str = "OTEL_RESOURCE_ATTRIBUTES";
 
     /// Every variable [`OtelEnv::read`] reads.

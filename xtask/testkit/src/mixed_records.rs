@@ -5,10 +5,6 @@
 use gym_metrics_api::backend::Recorder;
 
 /// The writer threads of the workload.
-///
-/// ```
-/// assert!(gym_testkit::mixed_records::THREADS > 1);
-/// ```
 pub const THREADS: u64 = 16;
 
 /// The records per thread: the integer in the environment variable `variable`

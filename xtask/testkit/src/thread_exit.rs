@@ -12,10 +12,6 @@ use gym_metrics_api::{HttpMethod, HttpServerRequestTimer, RolloutTimer, UrlSchem
 
 /// Threads that record once while alive, then leave timers for their exit
 /// (one more thread records only at its exit).
-///
-/// ```
-/// assert!(gym_testkit::thread_exit::RECORDING_THREADS > 1);
-/// ```
 pub const RECORDING_THREADS: u64 = 8;
 
 /// What a thread leaves behind when it exits.

@@ -14,8 +14,11 @@ mod fleet_sd_e2e;
 mod fleet_web_config_e2e;
 mod nemo_gym_e2e;
 mod ops_queries_e2e;
+// Helpers that the otel and noop feature sets, with fewer tests, partly leave unused.
+#[allow(dead_code)]
 mod resources_server;
 mod sigterm_flush;
+#[allow(dead_code)]
 mod support;
 mod verify_endpoint;
 mod verify_hostile_clients;

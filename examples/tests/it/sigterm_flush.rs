@@ -8,8 +8,6 @@
 #![cfg(all(feature = "otel", not(feature = "prom")))]
 
 // Only the fleet runner and the summary reader are used here.
-#[allow(dead_code)]
-
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -17,11 +15,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::{fast_fleet_args, fleet_summary, send_signal, Fleet};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value;
 use opentelemetry_proto::tonic::metrics::v1::{metric, number_data_point};
 use prost::Message;
-use crate::support::{fast_fleet_args, fleet_summary, send_signal, Fleet};
 
 /// The latest value of each gym total, per process (`service.name`).
 type Latest = Arc<Mutex<BTreeMap<String, BTreeMap<String, f64>>>>;

@@ -1,7 +1,6 @@
 //! Scenario: NaN, infinities and negatives given in milliseconds are dropped,
 //! never recorded, never a panic, and warned about at most once a minute.
 
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::common::CountingRecorder;

@@ -1,6 +1,5 @@
 //! Scenario: many threads install at once; exactly one wins.
 
-
 use std::sync::{Arc, Barrier};
 
 use crate::common::CountingRecorder;

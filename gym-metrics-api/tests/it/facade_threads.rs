@@ -1,7 +1,6 @@
 //! Scenario: 8 threads x 100k verifications through the facade, each reaching
 //! the recorder exactly once.
 
-
 use std::time::Duration;
 
 use crate::common::CountingRecorder;

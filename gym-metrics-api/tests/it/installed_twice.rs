@@ -1,7 +1,6 @@
 //! Scenario: a second install is refused and hands the recorder back;
 //! the first recorder stays in place.
 
-
 use std::time::Duration;
 
 use crate::common::CountingRecorder;

@@ -1,7 +1,6 @@
 //! Scenario: the orchestrator writes the fleet size, through the free function
 //! and through the capability, and records the other instruments too.
 
-
 use std::time::Duration;
 
 use crate::common::CountingRecorder;

@@ -2,7 +2,6 @@
 //! publish scrape targets nor write a file_sd file through the API; an
 //! orchestrator's published list reaches the backend whole.
 
-
 use crate::common::CountingRecorder;
 use gym_metrics_api::{install, FleetTarget, Role};
 

@@ -1,7 +1,6 @@
 //! Scenario: a server may not write the fleet size: refused, named, logged once,
 //! and nothing recorded.
 
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 

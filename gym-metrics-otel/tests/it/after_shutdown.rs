@@ -2,13 +2,12 @@
 //! the guard's shutdown, recording through the facade from other threads is a
 //! no-op: no panic, no export, no log flood. (Global install: its own binary.)
 
-
 use std::time::Duration;
 
-use gym_metrics_api::Role;
-use gym_metrics_otel::OtelBuilder;
 use crate::support::counting_logger::CountingLogger;
 use crate::support::fake_collector::{Answer, FakeCollector};
+use gym_metrics_api::Role;
+use gym_metrics_otel::OtelBuilder;
 
 #[test]
 fn recording_after_shutdown_from_threads_is_a_no_op() {

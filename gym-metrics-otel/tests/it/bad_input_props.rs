@@ -5,16 +5,15 @@
 //! exactly the values accepted; a bad variable is a start-up error naming it.
 //! (Global install: its own test binary.)
 
-
 use std::time::Duration;
 
+use crate::support::fake_collector::{histogram_point, int_value, Answer, FakeCollector};
 use gym_metrics_api::backend::{Instrument, Recorder};
 use gym_metrics_api::Role;
 use gym_metrics_otel::{OtelBuilder, ENV_VARIABLES};
 use gym_testkit::any_f64;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use crate::support::fake_collector::{histogram_point, int_value, Answer, FakeCollector};
 
 fn usable(v: f64) -> bool {
     v.is_finite() && v >= 0.0

@@ -2,15 +2,14 @@
 //! dropping the guard) still return within the deadline, and recording is
 //! not slowed by the hung export.
 
-
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::record_cost_ns;
 use gym_metrics_api::backend::Recorder;
 use gym_metrics_api::Role;
 use gym_metrics_otel::{OtelBuilder, OtlpProtocol, ShutdownError};
-use crate::support::record_cost_ns;
 
 /// Accepts every connection and keeps it open, reading nothing back.
 fn black_hole() -> (String, Arc<Mutex<Vec<TcpStream>>>) {

@@ -3,12 +3,11 @@
 //! nothing is lost (the first export it accepts carries the exact totals),
 //! and shutdown returns within its deadline.
 
-
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::backend::Instrument;
 use crate::support::fake_collector::{histogram_point, int_value, Answer, FakeCollector};
 use crate::support::*;
+use gym_metrics_api::backend::Instrument;
 
 const PER_BATCH: usize = 5_000;
 

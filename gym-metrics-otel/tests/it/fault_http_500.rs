@@ -1,15 +1,14 @@
 //! A collector answering 500: failures logged once, nothing lost once it
 //! answers 200 again.
 
-
 use std::time::Duration;
 
-use gym_metrics_api::backend::Instrument;
-use gym_metrics_api::Role;
-use gym_metrics_otel::OtelBuilder;
 use crate::support::counting_logger::CountingLogger;
 use crate::support::fake_collector::{histogram_point, int_value, Answer, FakeCollector};
 use crate::support::*;
+use gym_metrics_api::backend::Instrument;
+use gym_metrics_api::Role;
+use gym_metrics_otel::OtelBuilder;
 
 #[test]
 fn failing_collector_is_logged_once_and_recovery_sends_full_totals() {

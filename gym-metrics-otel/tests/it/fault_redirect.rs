@@ -4,14 +4,13 @@
 //! redirect to itself must not turn one export into a burst of requests:
 //! each export is one request, and its 3xx a failure logged with its status.
 
-
 use std::time::{Duration, Instant};
 
+use crate::support::counting_logger::CountingLogger;
+use crate::support::fake_collector::{Answer, FakeCollector};
 use gym_metrics_api::backend::Recorder;
 use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
-use crate::support::counting_logger::CountingLogger;
-use crate::support::fake_collector::{Answer, FakeCollector};
 
 fn pipeline(endpoint: String) -> (gym_metrics_otel::OtelRecorder, gym_metrics_otel::OtelGuard) {
     OtelBuilder::new()

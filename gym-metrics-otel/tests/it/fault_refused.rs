@@ -1,7 +1,6 @@
 //! A collector that refuses connections: recording stays cheap and memory
 //! flat, the failure is logged once (rate-limited), shutdown is bounded.
 
-
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 

@@ -3,14 +3,13 @@
 //! exports, memory stays flat, shutdown returns within its deadline; and a
 //! collector slow but within the timeout receives the exact totals.
 
-
 use std::time::{Duration, Instant};
 
+use crate::support::fake_collector::{histogram_point, int_value, Answer, FakeCollector};
+use crate::support::*;
 use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
-use crate::support::fake_collector::{histogram_point, int_value, Answer, FakeCollector};
-use crate::support::*;
 
 const PER_BATCH: usize = 5_000;
 

@@ -3,12 +3,11 @@
 //! installs, declares the role, and sends the collector nothing, not even at
 //! shutdown. (Global state: its own test binary.)
 
-
 use std::time::Duration;
 
+use crate::support::fake_collector::{Answer, FakeCollector};
 use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
-use crate::support::fake_collector::{Answer, FakeCollector};
 
 #[test]
 fn enabled_false_sends_nothing() {

@@ -3,13 +3,12 @@
 //! server, and install says so in one log line. (Global state: its own test
 //! binary.)
 
-
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::support::fake_collector::{find, Answer, FakeCollector};
 use gym_metrics_api::{Group, Role, VerifyTimer};
 use gym_metrics_otel::OtelBuilder;
-use crate::support::fake_collector::{find, Answer, FakeCollector};
 
 static LINES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 

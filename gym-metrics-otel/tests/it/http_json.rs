@@ -7,13 +7,12 @@
 //! and VictoriaMetrics answers 400 to JSON, so the exact values are checked
 //! at this receiver; see RELIABILITY.md.
 
-
-use gym_metrics_api::backend::Instrument;
-use gym_metrics_api::Role;
-use gym_metrics_otel::OtelBuilder;
 use crate::support::fake_collector::{Answer, FakeCollector};
 use crate::support::otlp_json::{metric, point, resource_attribute, u64_of};
 use crate::support::*;
+use gym_metrics_api::backend::Instrument;
+use gym_metrics_api::Role;
+use gym_metrics_otel::OtelBuilder;
 
 #[test]
 fn reference_sequence_arrives_exactly_over_http_json() {

@@ -1,13 +1,12 @@
 //! Installing into the facade (global state: its own test binary).
 
-
 use std::time::Duration;
 
+use crate::support::otlp_json::*;
+use crate::support::*;
 use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::Role;
 use gym_metrics_otel::{BuildError, MetricsExporter, OtelBuilder};
-use crate::support::otlp_json::*;
-use crate::support::*;
 
 #[test]
 fn install_feeds_the_facade_and_only_once() {

@@ -4,15 +4,14 @@
 //! and the failure is logged (uncapped, the first export would hang for the
 //! whole minute and nothing would be logged).
 
-
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::counting_logger::CountingLogger;
 use gym_metrics_api::backend::Recorder;
 use gym_metrics_api::Role;
 use gym_metrics_otel::OtelBuilder;
-use crate::support::counting_logger::CountingLogger;
 
 /// Accepts every connection and keeps it open, answering nothing.
 fn black_hole() -> (u16, Arc<Mutex<Vec<TcpStream>>>) {

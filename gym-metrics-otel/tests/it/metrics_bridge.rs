@@ -5,15 +5,14 @@
 //! OpenTelemetry's name syntax. Each test uses its bridge as a local
 //! recorder, so nothing here is installed process-wide (the logger aside).
 
-
+use crate::support::counting_logger::CountingLogger;
+use crate::support::otlp_json::u64_of;
+use crate::support::SharedBuf;
 use gym_metrics_api::backend::Recorder;
 use gym_metrics_api::Role;
 use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions, DEFAULT_HISTOGRAM_BOUNDS};
 use gym_metrics_otel::{MetricsBridgeRecorder, MetricsBridgeStats, MetricsExporter, OtelBuilder};
 use serde_json::Value;
-use crate::support::counting_logger::CountingLogger;
-use crate::support::otlp_json::u64_of;
-use crate::support::SharedBuf;
 
 /// A console pipeline with the bridge, its recorder, and what it writes.
 struct Bridged {

@@ -3,13 +3,12 @@
 //! any dependency's) reach the same export as the gym instruments, and the
 //! guard's shutdown flushes them. (Global state: its own test binary.)
 
-
+use crate::support::otlp_json::{point, resource_attribute, u64_of};
+use crate::support::SharedBuf;
 use gym_metrics_api::Role;
 use gym_metrics_kit::bridge::MetricsBridgeOptions;
 use gym_metrics_otel::{MetricsExporter, OtelBuilder};
 use serde_json::Value;
-use crate::support::otlp_json::{point, resource_attribute, u64_of};
-use crate::support::SharedBuf;
 
 #[test]
 fn install_makes_the_bridge_the_processs_metrics_recorder() {

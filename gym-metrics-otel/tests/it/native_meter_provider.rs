@@ -3,15 +3,14 @@
 //! the same export, flushed by the guard's shutdown; as the global provider
 //! too. (Global state: its own test binary.)
 
-
+use crate::support::otlp_json::*;
+use crate::support::*;
 use gym_metrics_api::backend::Recorder;
 use gym_metrics_api::Role;
 use gym_metrics_otel::{MetricsExporter, OtelBuilder, SCOPE_NAME as METER_SCOPE};
 use opentelemetry::metrics::MeterProvider;
 use opentelemetry::KeyValue;
 use serde_json::Value;
-use crate::support::otlp_json::*;
-use crate::support::*;
 
 fn scopes(doc: &Value) -> Vec<String> {
     doc["resourceMetrics"][0]["scopeMetrics"]

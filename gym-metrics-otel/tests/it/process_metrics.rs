@@ -5,13 +5,12 @@
 //! meanwhile.
 #![cfg(target_os = "linux")]
 
-
 use gym_testkit::process_load::while_holding;
 
-use gym_metrics_otel::{MetricsExporter, OtelBuilder, SCOPE_NAME};
-use serde_json::Value;
 use crate::support::otlp_json::*;
 use crate::support::*;
+use gym_metrics_otel::{MetricsExporter, OtelBuilder, SCOPE_NAME};
+use serde_json::Value;
 
 /// (name, OTLP data kind, monotonic, unit).
 const EXPECTED: [(&str, &str, Option<bool>, &str); 6] = [

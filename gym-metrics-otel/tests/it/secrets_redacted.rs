@@ -4,13 +4,12 @@
 //! a failed final export. Every printing path gets a secret and must name
 //! the variable or destination without it.
 
-
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
+use crate::support::counting_logger::CountingLogger;
 use gym_metrics_api::backend::Recorder;
 use gym_metrics_otel::{BuildError, OtelBuilder, OtlpProtocol};
-use crate::support::counting_logger::CountingLogger;
 
 const SECRET: &str = "s3cret";
 

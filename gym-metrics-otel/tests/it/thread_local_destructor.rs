@@ -9,17 +9,17 @@
 //! regression kills the whole process, so the scenario runs in a child (this
 //! binary re-executed) and the parent reports how the child ended.
 
-
+use crate::support::otlp_json::{point, u64_of};
+use crate::support::SharedBuf;
 use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::Role;
 use gym_metrics_otel::{MetricsExporter, OtelBuilder};
 use gym_testkit::thread_exit::{self, Expected};
 use gym_testkit::{in_child, run_in_child};
 use serde_json::Value;
-use crate::support::otlp_json::{point, u64_of};
-use crate::support::SharedBuf;
 
-const TEST: &str = "thread_local_destructor::timers_dropped_at_thread_exit_are_recorded_and_nothing_aborts";
+const TEST: &str =
+    "thread_local_destructor::timers_dropped_at_thread_exit_are_recorded_and_nothing_aborts";
 /// Between these lines the child prints its console exports.
 const BEGIN: &str = "--- exports ---";
 const END: &str = "--- end ---";

@@ -5,11 +5,10 @@
 //! the key's contents are never printed.
 #![cfg(feature = "tls")]
 
-
 use std::path::Path;
 
-use gym_metrics_otel::{BuildError, ConfigError, OtelBuilder, OtlpProtocol};
 use crate::support::tls::Pki;
+use gym_metrics_otel::{BuildError, ConfigError, OtelBuilder, OtlpProtocol};
 
 fn config_error(builder: OtelBuilder) -> ConfigError {
     match builder.build() {

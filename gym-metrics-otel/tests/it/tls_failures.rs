@@ -7,17 +7,16 @@
 //! the fake collector.
 #![cfg(feature = "tls")]
 
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::backend::Instrument;
-use gym_metrics_api::Role;
-use gym_metrics_otel::{OtelBuilder, OtlpProtocol};
 use crate::support::counting_logger::CountingLogger;
 use crate::support::fake_collector::{int_value, Answer, FakeCollector};
 use crate::support::tls::{socket_of, Pki, TlsTerminator};
 use crate::support::*;
+use gym_metrics_api::backend::Instrument;
+use gym_metrics_api::Role;
+use gym_metrics_otel::{OtelBuilder, OtlpProtocol};
 
 const DEADLINE: Duration = Duration::from_millis(1500);
 

@@ -417,7 +417,7 @@ mod tests {
         assert_eq!(s.bucket_counts[15], 5 * 4 * 5_000);
         assert_eq!(s.sum, 5.0 * 4.0 * 5_000.0 * (50.0 + 4_000_000.0));
         // Exited threads' shards were reused: fewer shards recorded into than
-        // the 20 threads that recorded (gym-metrics-api's tests/per_thread_reuse.rs
+        // the 20 threads that recorded (gym-metrics-kit's tests/it/per_thread_reuse.rs
         // counts the reuse exactly, in a process of its own).
         let used = h
             .shards

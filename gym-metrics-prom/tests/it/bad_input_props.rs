@@ -5,7 +5,6 @@
 //! is a start-up error naming it. (Global install and process environment:
 //! its own test binary, one test per global.)
 
-
 use std::sync::OnceLock;
 
 use crate::common::exposition::parse;

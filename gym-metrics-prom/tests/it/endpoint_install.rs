@@ -1,7 +1,6 @@
 //! `install()`: the facade records into our recorder and a real hyper listener
 //! serves it; shutdown frees the port. (Global state: its own test binary.)
 
-
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,6 @@
 //! after shutdown a recorder used from another thread is a no-op, not a
 //! crash. (Global install and process environment: its own test binary.)
 
-
 use std::time::Duration;
 
 use crate::common::raw_http::exchange;

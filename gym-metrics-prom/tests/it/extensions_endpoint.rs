@@ -3,7 +3,6 @@
 //! exposition. (Global state: its own test binary.)
 #![cfg(target_os = "linux")]
 
-
 use crate::common::exposition::parse;
 use crate::common::raw_http::exchange;
 use gym_metrics_prom::{PrometheusBuilder, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};

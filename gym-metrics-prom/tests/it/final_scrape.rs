@@ -3,7 +3,6 @@
 //! has been answered, so the scraper sees the last increment. (Global
 //! install: its own binary.)
 
-
 use std::time::{Duration, Instant};
 
 use crate::common::exposition::parse;

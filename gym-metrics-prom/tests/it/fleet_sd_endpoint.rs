@@ -2,7 +2,6 @@
 //! capability publishes at `GET /sd`, and a final-scrape wait is not ended
 //! by an SD request. (Global state: its own test binary.)
 
-
 use std::time::Duration;
 
 use crate::common::raw_http::exchange;

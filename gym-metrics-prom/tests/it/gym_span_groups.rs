@@ -2,7 +2,6 @@
 //! are recorded and served, verifications are not, as in Gym.
 //! (Global state: its own test binary.)
 
-
 use std::time::Duration;
 
 use crate::common::exposition::parse;

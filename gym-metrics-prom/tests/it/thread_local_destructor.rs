@@ -8,14 +8,14 @@
 //! whole process, so the scenario runs in a child (this binary re-executed)
 //! and the parent reports how the child ended.
 
-
 use crate::common::exposition::parse;
 use gym_metrics_api::Role;
 use gym_metrics_prom::PrometheusBuilder;
 use gym_testkit::thread_exit::{self, Expected};
 use gym_testkit::{in_child, run_in_child};
 
-const TEST: &str = "thread_local_destructor::timers_dropped_at_thread_exit_are_recorded_and_nothing_aborts";
+const TEST: &str =
+    "thread_local_destructor::timers_dropped_at_thread_exit_are_recorded_and_nothing_aborts";
 /// Between these lines the child prints its exposition.
 const BEGIN: &str = "--- exposition ---";
 const END: &str = "--- end ---";

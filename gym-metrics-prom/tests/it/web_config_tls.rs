@@ -5,7 +5,6 @@
 
 #![cfg(feature = "web-config")]
 
-
 use std::io::Read;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -15,7 +15,7 @@
 //! require(Tool::Prometheus);
 //! let prometheus = Prometheus::start(&["127.0.0.1:9000".to_string()], Duration::from_millis(200)).unwrap();
 //! let up = prometheus
-//!     .wait_for("up", Duration::from_secs(5), |samples| !samples.is_empty())
+//!     .wait_for("up", Duration::from_secs(30), |samples| !samples.is_empty())
 //!     .unwrap();
 //! assert_eq!(up[0].labels["job"], "gym");
 //! ```

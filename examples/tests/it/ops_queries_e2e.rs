@@ -19,8 +19,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gym_testkit::{
-    check_everything, free_port, free_port_block, http_get, legend_labels, require, rule_names,
-    split_threshold, unknown_names, AlertExpectation, DeployKit, Prometheus, Tool, Topology,
+    check_everything, free_port, free_port_block, http_get, require, rule_names, AlertExpectation,
+    DeployKit, Prometheus, Tool, Topology,
 };
 
 // --------------------------------------------------------------------------------------------
@@ -329,47 +329,4 @@ fn every_rule_and_panel_query_returns_data_from_a_live_fleet() {
     println!("{report}");
     drop(prometheus);
     drop(fleet);
-}
-
-#[test]
-fn threshold_expressions_split() {
-    if gym_testkit::ran_in_child() {
-        return;
-    }
-    assert_eq!(
-        split_threshold("job:x:rate5m < 0.8"),
-        Some(("job:x:rate5m", "<", 0.8))
-    );
-    assert_eq!(
-        split_threshold("count by (job) (a) > 1"),
-        Some(("count by (job) (a)", ">", 1.0))
-    );
-    assert_eq!(
-        split_threshold("x{quantile=\"0.95\"} > 1.2e+06"),
-        Some(("x{quantile=\"0.95\"}", ">", 1_200_000.0))
-    );
-    assert_eq!(
-        split_threshold("(up and on (job) y) == 0").map(|t| t.1),
-        Some("==")
-    );
-    assert_eq!(split_threshold("a or absent(b)"), None);
-    let known = BTreeSet::from(
-        [
-            "gym_verify_completed_total",
-            "nemo_gym_server_name",
-            "target_info",
-        ]
-        .map(String::from),
-    );
-    assert_eq!(
-        unknown_names(
-            "sum(gym_verify_completed_totl{a=\"gym_x\"}) * on (job) group_left (nemo_gym_server_name) target_info",
-            &known
-        ),
-        ["gym_verify_completed_totl"]
-    );
-    assert_eq!(
-        legend_labels("{{nemo_gym_server_name}} {{ instance }} p95"),
-        ["nemo_gym_server_name", "instance"]
-    );
 }

@@ -49,10 +49,7 @@ pub use any_f64::any_f64;
 pub use child_process::{in_child, ran_alone_in_child, ran_in_child, run_in_child, CHILD_ENV};
 pub use http::{http_get, http_post, Response};
 pub use http_server::{send_mix, send_raw, serve_layered, MIX, ROUTES};
-pub use ops_kit::{
-    check_everything, compare, legend_labels, rule_names, split_threshold, substitute,
-    unknown_names, AlertExpectation, DeployKit, Topology,
-};
+pub use ops_kit::{check_everything, rule_names, AlertExpectation, DeployKit, Topology};
 pub use port::{free_port, free_port_block};
 pub use prometheus::Prometheus;
 pub use promtool::{contract_findings, promtool_check_metrics};

@@ -23,7 +23,7 @@ pub fn rule_names(rules_yaml: &str) -> (Vec<String>, Vec<String>) {
 
 /// Splits `LHS OP NUMBER` (the form of a threshold alert) into its parts; `None` for any
 /// other form.
-pub fn split_threshold(expr: &str) -> Option<(&str, &str, f64)> {
+pub(crate) fn split_threshold(expr: &str) -> Option<(&str, &str, f64)> {
     let expr = expr.trim_end();
     let start = expr
         .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-')))
@@ -38,7 +38,7 @@ pub fn split_threshold(expr: &str) -> Option<(&str, &str, f64)> {
 
 /// Whether `v OP threshold` holds, for an `op` from [`split_threshold`] (any other counts
 /// as `!=`).
-pub fn compare(v: f64, op: &str, threshold: f64) -> bool {
+pub(crate) fn compare(v: f64, op: &str, threshold: f64) -> bool {
     match op {
         "<" => v < threshold,
         ">" => v > threshold,
@@ -51,7 +51,7 @@ pub fn compare(v: f64, op: &str, threshold: f64) -> bool {
 
 /// Names in `expr` that look like ours (`gym_` in them, or `target_info`) but are not in
 /// `known`. A typo in a branch that returns nothing would pass unseen otherwise.
-pub fn unknown_names(expr: &str, known: &BTreeSet<String>) -> Vec<String> {
+pub(crate) fn unknown_names(expr: &str, known: &BTreeSet<String>) -> Vec<String> {
     // Blank out quoted strings (label values).
     let mut unquoted = String::new();
     let mut rest = expr;
@@ -71,14 +71,14 @@ pub fn unknown_names(expr: &str, known: &BTreeSet<String>) -> Vec<String> {
 
 /// Grafana's variables set as the checks set them: `$job` and `${job}` become `job`,
 /// `$__rate_interval` becomes `rate_interval`.
-pub fn substitute(expr: &str, job: &str, rate_interval: &str) -> String {
+pub(crate) fn substitute(expr: &str, job: &str, rate_interval: &str) -> String {
     expr.replace("$__rate_interval", rate_interval)
         .replace("${job}", job)
         .replace("$job", job)
 }
 
 /// The `{{label}}` placeholders of a Grafana legend format, trimmed, in order.
-pub fn legend_labels(format: &str) -> Vec<String> {
+pub(crate) fn legend_labels(format: &str) -> Vec<String> {
     format
         .split("{{")
         .skip(1)

@@ -11,7 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::sample::{api_json, instant_query_at, Sample};
 
-pub use expr::{compare, legend_labels, rule_names, split_threshold, substitute, unknown_names};
+pub use expr::rule_names;
 
 /// The kit under test, as written: the rules file, the dashboard, and Grafana's rate window.
 #[derive(Debug, Clone)]

@@ -86,7 +86,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     // Provision the servers the e2e tests drive up front, once (a test would
     // provision a missing one itself, and fail if it could not).
-    steps.check("tools", crate::tools::provision);
+    steps.check("tools", crate::tools::provision_all);
     for set in FEATURE_SETS {
         steps.command(&format!("test {}", set.name), nextest(set, &[]));
     }
@@ -151,7 +151,7 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
         return Err(format!("`e2e` takes no arguments, got {extra:?}"));
     }
     let mut steps = Steps::default();
-    if !steps.check("tools", crate::tools::provision) {
+    if !steps.check("tools", crate::tools::provision_all) {
         return steps.finish();
     }
     for set in FEATURE_SETS {

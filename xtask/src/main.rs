@@ -1,7 +1,8 @@
 //! `cargo xtask <command>`: the project's own automation.
 //!
 //! - `ci`: everything CI checks (the README's test command).
-//! - `tools`: provision Prometheus, promtool, VictoriaMetrics and rotel under `target/tools/`.
+//! - `tools`: provision Prometheus, promtool, VictoriaMetrics, rotel and vmagent under
+//!   `target/tools/`, and cargo-nextest (`--servers`: not the test runner).
 //! - `e2e`: only the end-to-end tests against real servers.
 //! - `loom`: the model checks of the lock-free shard protocols.
 //! - `bench`: the benchmarks side by side with peer libraries.
@@ -52,7 +53,9 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   ci      fmt, clippy and tests for every backend feature set, e2e against real servers
-  tools   provision prometheus, promtool, victoria-metrics and rotel under target/tools/
+  tools [--servers]
+          provision prometheus, promtool, victoria-metrics, rotel and vmagent under
+          target/tools/, and cargo-nextest (not with --servers)
   e2e     only the end-to-end tests
   loom    the model checks of the lock-free shard protocols
   bench   benchmarks beside the peer libraries; writes BENCHMARKS.md

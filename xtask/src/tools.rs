@@ -28,12 +28,23 @@ use gym_testkit::{tools_bin_dir, tools_dir};
 use locate::{locate, Origin};
 use spec::{specs, Source, ToolSpec};
 
-/// `cargo xtask tools`.
+/// `cargo xtask tools [--servers]`: `--servers` provisions only what the
+/// tests drive, not the test runner (a test that finds a tool missing asks
+/// for that: a plain `cargo test` needs no nextest).
 pub fn run(args: &[String]) -> Result<(), String> {
-    if let Some(extra) = args.first() {
-        return Err(format!("`tools` takes no arguments, got {extra:?}"));
+    match args {
+        [] => provision_all(),
+        [only] if only == "--servers" => provision(),
+        [extra, ..] => Err(format!("`tools` takes only `--servers`, got {extra:?}")),
     }
-    provision()
+}
+
+/// Every tool, and the test runner CI uses (cargo-nextest).
+pub fn provision_all() -> Result<(), String> {
+    provision()?;
+    let version = nextest::provision()?;
+    println!("{version}");
+    Ok(())
 }
 
 /// Makes every tool available and prints one line per tool (name, path,
@@ -104,10 +115,6 @@ pub fn provision() -> Result<(), String> {
     }
 
     let mut fatal = Vec::new();
-    match nextest::provision() {
-        Ok(version) => println!("{version}"),
-        Err(e) => fatal.push(e),
-    }
     for (spec, error) in failures {
         if spec.optional {
             eprintln!(

@@ -136,14 +136,15 @@ pub fn require(tool: Tool) -> PathBuf {
     })
 }
 
-/// `cargo xtask tools`, its output passed through to the test's.
+/// `cargo xtask tools --servers` (not the test runner: this test already
+/// runs), its output passed through to the test's.
 fn provision() -> Result<(), String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     eprintln!("a tool is missing: running `cargo xtask tools`");
     let status = std::process::Command::new(cargo)
         .args(["run", "--quiet", "--package", "xtask", "--target-dir"])
         .arg(tools_dir().join("xtask"))
-        .args(["--", "tools"])
+        .args(["--", "tools", "--servers"])
         .current_dir(workspace_root())
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;

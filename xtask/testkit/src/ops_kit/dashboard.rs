@@ -187,7 +187,7 @@ pub(super) fn check_dashboard(
 
 #[cfg(test)]
 mod tests {
-    use super::super::fake::{sample, topology, with_check};
+    use super::super::fake::{assert_reported, sample, topology, with_check};
     use super::*;
     use crate::sample::Sample;
 
@@ -241,33 +241,17 @@ mod tests {
     fn a_missing_legend_label_and_an_idle_fleet_are_reported() {
         let idle = vec![sample(&[("job", "gym-fleet")], 0.0)];
         let (problems, _) = run(&dashboard().to_string(), idle);
-        assert!(
-            problems
-                .iter()
-                .any(|p| p.contains("needs label \"instance\"")),
-            "{problems:?}"
-        );
-        assert!(
-            problems.iter().any(|p| p.contains("all zero")),
-            "{problems:?}"
-        );
+        assert_reported(&problems, "needs label \"instance\"");
+        assert_reported(&problems, "all zero");
     }
 
     #[test]
     fn an_empty_panel_and_series_outside_the_fleet_are_reported() {
         let (problems, _) = run(&dashboard().to_string(), Vec::new());
-        assert!(
-            problems.iter().any(|p| p.contains("empty panel")),
-            "{problems:?}"
-        );
+        assert_reported(&problems, "empty panel");
         let other = vec![sample(&[("job", "other"), ("instance", "r:1")], 2.0)];
         let (problems, _) = run(&dashboard().to_string(), other);
-        assert!(
-            problems
-                .iter()
-                .any(|p| p.contains("series outside the fleet")),
-            "{problems:?}"
-        );
+        assert_reported(&problems, "series outside the fleet");
     }
 
     #[test]
@@ -277,16 +261,8 @@ mod tests {
         panel["datasource"]["uid"] = "prometheus".into();
         panel["targets"][0]["expr"] = "rate(gym_v{instance=\"$instance\"}[5m])".into();
         let (problems, _) = run(&dash.to_string(), busy());
-        assert!(
-            problems
-                .iter()
-                .any(|p| p.contains("datasource is not ${datasource}")),
-            "{problems:?}"
-        );
-        assert!(
-            problems.iter().any(|p| p.contains("unknown variable left")),
-            "{problems:?}"
-        );
+        assert_reported(&problems, "datasource is not ${datasource}");
+        assert_reported(&problems, "unknown variable left");
     }
 
     #[test]

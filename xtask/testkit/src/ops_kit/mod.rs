@@ -161,6 +161,14 @@ mod fake {
         }
     }
 
+    /// Fails unless one of `problems` says `what`.
+    pub fn assert_reported(problems: &[String], what: &str) {
+        assert!(
+            problems.iter().any(|p| p.contains(what)),
+            "no problem says {what:?}: {problems:?}"
+        );
+    }
+
     /// A fleet `gym-fleet` of resources server `r:1` and agent `a:1`.
     pub fn topology() -> Topology {
         Topology {

@@ -307,7 +307,7 @@ fn check_alert(check: &Check, rule: &Value, result: &[Sample], problems: &mut Ve
 
 #[cfg(test)]
 mod tests {
-    use super::super::fake::{sample, topology, with_check};
+    use super::super::fake::{assert_reported, sample, topology, with_check};
     use super::super::AlertExpectation;
     use super::*;
 
@@ -384,11 +384,9 @@ mod tests {
         let rate = vec![sample(&[], 0.5)];
         let rules = serde_json::json!([recording()]);
         let (problems, _) = run(rules, rate, &[]);
-        assert!(
-            problems
-                .iter()
-                .any(|p| p.contains("job:gym_verifications:rate5m: no series for job gym-fleet")),
-            "{problems:?}"
+        assert_reported(
+            &problems,
+            "job:gym_verifications:rate5m: no series for job gym-fleet",
         );
     }
 
@@ -396,10 +394,7 @@ mod tests {
     fn a_recording_rule_with_an_extra_label_is_reported() {
         let rate = vec![sample(&[("job", "gym-fleet"), ("instance", "r:1")], 0.5)];
         let (problems, _) = run(serde_json::json!([recording()]), rate, &[]);
-        assert!(
-            problems.iter().any(|p| p.contains("want {\"job\"}")),
-            "{problems:?}"
-        );
+        assert_reported(&problems, "want {\"job\"}");
     }
 
     #[test]
@@ -413,10 +408,7 @@ mod tests {
             problems.iter().any(|p| p.starts_with("rules loaded")),
             "{problems:?}"
         );
-        assert!(
-            problems.iter().any(|p| p.contains("health \"err\"")),
-            "{problems:?}"
-        );
+        assert_reported(&problems, "health \"err\"");
     }
 
     #[test]
@@ -424,18 +416,8 @@ mod tests {
         let rate = vec![sample(&[("job", "gym-fleet")], 0.5)];
         let rules = serde_json::json!([recording(), alerting(serde_json::json!([]))]);
         let (problems, _) = run(rules, rate, &["gym-other"]);
-        assert!(
-            problems
-                .iter()
-                .any(|p| p.contains("matches jobs {\"gym-fleet\"}")),
-            "{problems:?}"
-        );
-        assert!(
-            problems
-                .iter()
-                .any(|p| p.contains("Prometheus holds alerts for {}")),
-            "{problems:?}"
-        );
+        assert_reported(&problems, "matches jobs {\"gym-fleet\"}");
+        assert_reported(&problems, "Prometheus holds alerts for {}");
     }
 
     #[test]
@@ -449,17 +431,9 @@ mod tests {
             rate.clone(),
             &["gym-fleet"],
         );
-        assert!(
-            problems.iter().any(|p| p.contains("summary renders as")),
-            "{problems:?}"
-        );
+        assert_reported(&problems, "summary renders as");
         rule["name"] = "GymSomethingNew".into();
         let (problems, _) = run(serde_json::json!([rule]), rate, &["gym-fleet"]);
-        assert!(
-            problems
-                .iter()
-                .any(|p| p.contains("GymSomethingNew: no expectation")),
-            "{problems:?}"
-        );
+        assert_reported(&problems, "GymSomethingNew: no expectation");
     }
 }

@@ -7,12 +7,16 @@
 //! - `loom`: the model checks of the lock-free shard protocols.
 //! - `bench`: the benchmarks side by side with peer libraries.
 //! - `dist`: release builds, one per backend.
+//! - `msrv`: every library crate in every feature set on Rust 1.85.
+//! - `package`: the library crates packed, and an outside consumer of them.
 //! - `screenshot`: the fleet's metrics in Prometheus's web UI, by headless Chromium.
 
 mod bench;
 mod ci;
 mod dist;
+mod msrv;
 mod newcomer;
+mod package;
 mod prose;
 mod screenshot;
 mod step;
@@ -33,6 +37,8 @@ fn main() -> ExitCode {
         "loom" => ci::loom(),
         "tools" => tools::run(rest),
         "dist" => dist::run(rest),
+        "msrv" => msrv::run(rest),
+        "package" => package::run(rest),
         "screenshot" => screenshot::run(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
@@ -60,6 +66,9 @@ commands:
   loom    the model checks of the lock-free shard protocols
   bench   benchmarks beside the peer libraries; writes BENCHMARKS.md
   dist    release builds for each backend into target/dist/
+  msrv    every library crate in every feature set, checked by trixie's Rust 1.85.1
+  package pack the library crates, build them from the packages, and build and
+          run an outside consumer of them on Rust 1.85.1, once per backend
   screenshot [--out PNG] [--seconds N]
           the fleet's metrics graphed in Prometheus's web UI by headless Chromium
           (deploy/prometheus-ui.png)";

@@ -25,23 +25,23 @@ pub fn simple_records() -> Result<(), String> {
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    rollout_counted(&stdout)
+    rollout_counted(&stdout).map_err(|e| format!("`cargo run --bin simple`: {e}"))
 }
 
-/// `Ok` when `exposition` counts exactly one rollout.
-fn rollout_counted(exposition: &str) -> Result<(), String> {
+/// `Ok` when `exposition` (Prometheus text) counts exactly one rollout.
+pub fn rollout_counted(exposition: &str) -> Result<(), String> {
     let count = exposition
         .lines()
         .find(|line| line.starts_with(ROLLOUT_COUNT))
         .and_then(|line| line.rsplit(' ').next())
         .ok_or_else(|| {
-            format!("`cargo run --bin simple` printed no {ROLLOUT_COUNT}...}} series: it records nothing:\n{exposition}")
+            format!("no {ROLLOUT_COUNT}...}} series: nothing recorded:\n{exposition}")
         })?;
     if count == "1" {
         Ok(())
     } else {
         Err(format!(
-            "`cargo run --bin simple` counted {count} rollouts, expected 1:\n{exposition}"
+            "{count} rollouts counted, expected 1:\n{exposition}"
         ))
     }
 }

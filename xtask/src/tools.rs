@@ -1,6 +1,6 @@
 //! `cargo xtask tools`: provisions Prometheus, promtool, VictoriaMetrics, rotel
-//! (and wrk, for benchmarks) under `<workspace>/target/tools/`, and the test
-//! runner, cargo-nextest.
+//! (and wrk, for benchmarks) under `<workspace>/target/tools/`, the test
+//! runner, cargo-nextest, and trixie's Rust 1.85 (`rust_msrv`).
 //!
 //! A tool named by its env variable (`PROMETHEUS_BIN`, ...) or already under
 //! `target/tools/bin/` or on `PATH` is used as found. Otherwise the Debian
@@ -18,6 +18,7 @@ mod nextest;
 mod pip;
 mod probe;
 mod run;
+pub mod rust_msrv;
 mod spec;
 
 use std::path::{Path, PathBuf};
@@ -39,11 +40,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
 }
 
-/// Every tool, and the test runner CI uses (cargo-nextest).
+/// Every tool, the test runner CI uses (cargo-nextest), and the oldest Rust
+/// the library crates declare (trixie's, in a folder of its own).
 pub fn provision_all() -> Result<(), String> {
     provision()?;
     let version = nextest::provision()?;
     println!("{version}");
+    let version = rust_msrv::provision()?;
+    println!("{version} in {}", rust_msrv::root().display());
     Ok(())
 }
 

@@ -12,7 +12,7 @@ use super::run::checked;
 use super::spec::{DebPackage, Suite};
 
 /// The mirror the packages come from (the one this machine's own sources use).
-const MIRROR: &str = "http://deb.debian.org/debian";
+pub const MIRROR: &str = "http://deb.debian.org/debian";
 /// The keyring Debian's archive is signed with (from `debian-archive-keyring`).
 const KEYRING: &str = "/usr/share/keyrings/debian-archive-keyring.gpg";
 /// The suite with Prometheus 2.53, promtool and VictoriaMetrics 1.112.

@@ -9,6 +9,7 @@ use crate::catalogue::Instrument;
 /// assert_eq!(Boundaries::new(vec![]).unwrap_err(), BoundariesError::Empty);
 /// ```
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BoundariesError {
     /// No boundary at all.
     #[error("histogram boundaries are empty: give at least one upper bound, e.g. [100.0, 1000.0]")]

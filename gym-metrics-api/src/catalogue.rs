@@ -33,6 +33,7 @@ pub enum InstrumentKind {
 /// assert!(help(Instrument::VERIFY_SUCCESS_RATE).starts_with("gym.verify.success_rate [1] "));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Instrument {
     /// The OpenTelemetry instrument name, e.g. `gym.rollout.duration_ms`.
     pub name: &'static str,

@@ -188,6 +188,7 @@ fn is_label_name(name: &str) -> bool {
 /// assert!(e.to_string().contains("host:port"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FleetTargetError {
     /// The address is not a bare `host:port`.
     #[error("fleet target address {address:?} is not a bare host:port: give the host and port a scraper reaches /metrics at, without scheme or path")]

@@ -14,6 +14,7 @@ use std::fmt;
 /// assert_eq!(Group::ALL.len(), 8);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Group {
     /// The job as a whole.
     Job,

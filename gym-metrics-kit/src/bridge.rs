@@ -75,6 +75,7 @@ pub const SAMPLE_OVERHEAD_BYTES: usize = 64;
 /// assert!(HistogramMatcher::Suffix(".bytes".into()).matches("http.body.bytes"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum HistogramMatcher {
     /// The whole name.
     Full(String),

@@ -18,6 +18,7 @@ use crate::env::GymEnv;
 /// assert!(e.to_string().contains("once"));
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum InstallError {
     /// The program was built with the API's `off` feature.
     #[error(transparent)]

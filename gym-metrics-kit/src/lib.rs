@@ -1,9 +1,6 @@
-//! # gym-metrics-kit
+#![doc = include_str!("../README.md")]
 //!
-//! The toolkit every gym-metrics backend shares, as `metrics-util` serves
-//! the `metrics` exporters: what a backend needs beyond the recorder
-//! contract of `gym-metrics-api`, written once. A library that only records
-//! never depends on it; an application reaches it only through a backend.
+//! ## Modules
 //!
 //! | module | what it holds |
 //! |---|---|
@@ -18,14 +15,7 @@
 //! | [`install`] | the one install sequence of every backend's `install` |
 //! | `process` (feature `process`) | this process's CPU, memory, descriptors and threads, from /proc |
 //! | `tls` (feature `tls`) | the one PEM loader: certificates and private keys |
-//!
-//! ```
-//! use gym_metrics_kit::VerifyTally;
-//! let tally = VerifyTally::new();
-//! tally.record(true);
-//! tally.record(false);
-//! assert_eq!(tally.snapshot().success_rate(), Some(0.5));
-//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 

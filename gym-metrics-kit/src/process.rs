@@ -38,6 +38,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct ProcessReading {
     /// CPU time spent in user mode, in seconds (all threads, since start).
     pub cpu_user_seconds: f64,
@@ -62,11 +63,10 @@ impl ProcessReading {
     /// User plus system CPU time, in seconds.
     ///
     /// ```
-    /// let r = gym_metrics_kit::process::ProcessReading {
-    ///     cpu_user_seconds: 1.5, cpu_system_seconds: 0.25, resident_bytes: 0, virtual_bytes: 0,
-    ///     open_fds: 0, max_fds: None, threads: 1, start_time_seconds: 0.0,
-    /// };
-    /// assert_eq!(r.cpu_seconds(), 1.75);
+    /// use gym_metrics_kit::process::ProcessReading;
+    /// if let Ok(r) = ProcessReading::read() {
+    ///     assert!(r.cpu_seconds() >= r.cpu_user_seconds);
+    /// }
     /// ```
     pub fn cpu_seconds(&self) -> f64 {
         self.cpu_user_seconds + self.cpu_system_seconds
@@ -100,6 +100,7 @@ impl ProcessReading {
 /// assert!(e.to_string().contains("Linux"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProcessReadError {
     /// Not Linux: there is no `/proc` to read.
     #[error("process metrics are read from Linux's /proc and this is not Linux: drop with_process_metrics() here, or use a node or cAdvisor exporter for this host")]

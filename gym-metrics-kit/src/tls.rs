@@ -56,6 +56,7 @@ pub struct Pem<T> {
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[error("expected {}", self.expected())]
+#[non_exhaustive]
 pub enum PemError {
     /// The file cannot be read.
     Unreadable(#[source] std::io::Error),

@@ -1,36 +1,5 @@
-//! # gym-metrics-noop
-//!
-//! The no-op backend: it declares the process's role and records nothing,
-//! and no backend crate (opentelemetry, prometheus, reqwest, tonic) is built.
-//! It offers the same start-up shape as the real backends (`new()`,
-//! `from_env()`, `role(..)`, `build()`, `install()`; a guard with
-//! `fleet_size()` and `shutdown()`), so an application switches backend with
-//! one Cargo feature and no code change.
-//!
-//! To compile every record call to nothing as well (no atomic load, no
-//! branch), the **application** turns on `gym-metrics-api/off` in the same
-//! feature that selects this crate, as `log`'s `max_level_off` is set:
-//!
-//! ```toml
-//! [features]
-//! noop = ["dep:gym-metrics-noop", "gym-metrics-api/off"]
-//! ```
-//!
-//! This crate never turns `off` on itself: Cargo unifies features across a
-//! build, so a library that did would silence the prom and otel backends of
-//! every workspace-wide build (`cargo build`, `cargo test --workspace`).
-//!
-//! ```
-//! use gym_metrics_noop::NoopBuilder;
-//! use gym_metrics_api::Role;
-//!
-//! let guard = NoopBuilder::from_env()?.role(Role::orchestrator()).install()?;
-//! gym_metrics_api::record_verify(std::time::Duration::from_millis(5), true); // nothing recorded
-//! assert!(gym_metrics_api::role().unwrap().is_orchestrator());
-//! guard.fleet_size().unwrap().set(3); // accepted, nothing recorded
-//! guard.shutdown()?;
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+#![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
 use gym_metrics_api::backend::NoopRecorder;
@@ -150,6 +119,7 @@ impl NoopBuilder {
 /// assert_eq!(e.to_string(), gym_metrics_api::backend::ALREADY_INSTALLED);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildError {
     /// A gym-metrics recorder is already installed in this process.
     #[error("{}", gym_metrics_api::backend::ALREADY_INSTALLED)]

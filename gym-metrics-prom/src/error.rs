@@ -14,6 +14,7 @@ pub use gym_metrics_kit::ConfigError;
 /// assert!(e.to_string().contains("once"));
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildError {
     /// The listen address could not be bound (in use, or not local).
     #[error("cannot listen on {addr}: {source}; {}", bind_advice(.source))]
@@ -79,6 +80,7 @@ impl gym_metrics_kit::install::InstallFailure for BuildError {
 /// assert!(e.to_string().contains("panicked"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ShutdownError {
     /// The endpoint's thread panicked while serving, so scrapes may have
     /// failed before shutdown (its panic message went to standard error).

@@ -1,15 +1,11 @@
-//! # gym-metrics-prom
+#![doc = include_str!("../README.md")]
 //!
-//! The Prometheus backend of gym-metrics: a recorder whose hot path touches
-//! only thread-owned memory, and a `/metrics` endpoint on hyper 1 whose
-//! exposition carries exactly the series OpenTelemetry's Prometheus exporter
-//! renders for the same recordings (names, HELP, TYPE, `otel_scope_*` labels,
-//! `le` values and `target_info`), so one dashboard serves both paths.
+//! ## Two exits
 //!
-//! Two exits, as `metrics-exporter-prometheus` offers:
-//! [`PrometheusBuilder::install`] installs into the facade and serves
-//! `/metrics` from a thread of its own; [`PrometheusBuilder::build`] installs
-//! nothing and hands back a [`PrometheusHandle`] to serve from your own server.
+//! As `metrics-exporter-prometheus` offers: [`PrometheusBuilder::install`]
+//! installs into the facade and serves `/metrics` from a thread of its own.
+//! [`PrometheusBuilder::build`] installs nothing and hands back a
+//! [`PrometheusHandle`] to serve from your own server.
 //!
 //! ```
 //! use gym_metrics_api::backend::Recorder;
@@ -32,11 +28,11 @@
 //! 128-byte-aligned `AtomicU64` slots, held inline: the sum in whole
 //! nanoseconds, one count per bucket and, for verifications, a success
 //! count. The facade hands the backend the measured `Duration`, so a record
-//! is integer work only: a thread-id lookup, a branch-free binary search
-//! over the bounds (pre-converted to nanoseconds), and two relaxed
-//! load/store pairs (three for a successful verification): no
-//! read-modify-write, no lock, no float, no cache line shared with another
-//! writer. Sums are exact (0.1 ms + 0.2 ms is 0.3 ms) and carry into a float
+//! is integer work only. It is a thread-id lookup, a branch-free binary
+//! search over the bounds (pre-converted to nanoseconds), and two relaxed
+//! load/store pairs (three for a successful verification). There is no
+//! read-modify-write, no lock, no float, and no cache line shared with
+//! another writer. Sums are exact (0.1 ms + 0.2 ms is 0.3 ms) and carry into a float
 //! past 584 years of summed time instead of wrapping. A scrape sums the
 //! shards; `_count` is derived from the buckets, so it always
 //! equals the `+Inf` bucket, and `gym_verify_completed_total` is that same
@@ -54,25 +50,27 @@
 //! ## Exposition
 //!
 //! Families appear when the OpenTelemetry backend's instruments would show
-//! them: the histograms from their first record, `gym_servers_active` from the
-//! orchestrator's first write (never for a server), the two verify counters
-//! from the start (0 until the first verification: `rate()` works from the
-//! first increment), the success rate from the first verification (never NaN).
+//! them. The histograms appear from their first record, and
+//! `gym_servers_active` from the orchestrator's first write (never for a
+//! server). The two verify counters are there from the start (0 until the
+//! first verification: `rate()` works from the first increment). The success
+//! rate appears from the first verification (never NaN).
 //! `target_info` is always there. `tests/installs_nothing/exposition_matches_opentelemetry.rs`
 //! proves the text is byte for byte what `opentelemetry-prometheus` 0.33
 //! renders for the same recordings.
 //!
 //! One model of the families (names, HELP, TYPE, labels, and when each
 //! appears), built with the recorder, drives both ways out. The handle writes
-//! the text straight from the shard sums, with every constant part (HELP and
-//! TYPE lines, label sets, `target_info`) rendered once at build time:
-//! building `prometheus` crate families and encoding them with its
+//! the text straight from the shard sums. Every constant part (HELP and TYPE
+//! lines, label sets, `target_info`) is rendered once at build time.
+//! Building `prometheus` crate families and encoding them with its
 //! `TextEncoder` costs about three times `prometheus-client`'s whole
 //! encoder, the direct writer about a quarter. With the feature
 //! `prometheus-collector` (off by default), `PrometheusHandle::collector`
 //! hands the same families to a `prometheus::Registry`, for an application
 //! that already serves one; the same test holds `TextEncoder` over it byte
 //! for byte equal to [`PrometheusHandle::render`].
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]

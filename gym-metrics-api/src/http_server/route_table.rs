@@ -7,6 +7,7 @@
 /// assert!(matches!(RouteTable::new(["verify"]), Err(RouteTableError::NotAbsolute { .. })));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RouteTableError {
     /// A template that does not start with `/`.
     #[error("route template {template:?} does not start with '/': write it as the path a request carries, e.g. \"/{template}\"")]

@@ -27,6 +27,7 @@ pub struct MetricsBridgeRecorder<S: Storage> {
 /// assert_eq!(stats.overflowed + stats.refused + stats.dropped, 0);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MetricsBridgeStats {
     /// Registrations of a label set recorded into its instrument's overflow
     /// series (`otel.metric.overflow=true`, `otel_metric_overflow="true"`

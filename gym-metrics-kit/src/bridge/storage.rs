@@ -48,6 +48,7 @@ pub enum SeriesLabels<'a> {
 /// What a new instrument is: the `metrics` name, its family and what was
 /// described of it.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct InstrumentSpec<'a> {
     /// The `metrics` name as recorded (the first of a family's names).
     pub name: &'a str,
@@ -107,7 +108,8 @@ pub struct InstrumentSpec<'a> {
 ///     metrics::gauge!("gym.servers.active").set(1.0); // a gym family's name
 ///     metrics::histogram!("wait").record(-1.0); // dropped: negative
 /// });
-/// assert_eq!(bridge.stats(), MetricsBridgeStats { overflowed: 1, refused: 1, dropped: 1 });
+/// let stats: MetricsBridgeStats = bridge.stats();
+/// assert_eq!((stats.overflowed, stats.refused, stats.dropped), (1, 1, 1));
 /// registry.with_instruments(|all| {
 ///     let jobs = all.next().expect("one instrument");
 ///     assert_eq!(jobs.family(), "jobs_done_total");

@@ -20,6 +20,7 @@ use crate::ConfigError;
 /// # Ok::<(), gym_metrics_kit::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct OtelEnv {
     /// `OTEL_SERVICE_NAME`, trimmed.
     pub service_name: Option<String>,

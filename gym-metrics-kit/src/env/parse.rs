@@ -17,6 +17,7 @@ use crate::ConfigError;
 /// assert!(parse_bool("OTEL_SDK_DISABLED", "on", Booleans::OpenTelemetry).is_err());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Booleans {
     /// `true` or `false`, as the OpenTelemetry specification spells them.
     OpenTelemetry,

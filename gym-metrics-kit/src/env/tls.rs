@@ -73,6 +73,7 @@ impl PemFile {
 /// # Ok::<(), gym_metrics_kit::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TlsEnv {
     /// The CA bundle that replaces the platform's trust store.
     pub certificate: Option<PemFile>,
@@ -135,7 +136,8 @@ impl TlsEnv {
     ///
     /// ```
     /// use gym_metrics_kit::env::{PemFile, TlsEnv};
-    /// let tls = TlsEnv { client_key: Some(PemFile::new("client_key", "k.pem")), ..TlsEnv::default() };
+    /// let mut tls = TlsEnv::default();
+    /// tls.client_key = Some(PemFile::new("client_key", "k.pem"));
     /// assert_eq!(tls.files().count(), 1);
     /// ```
     pub fn files(&self) -> impl Iterator<Item = &PemFile> {

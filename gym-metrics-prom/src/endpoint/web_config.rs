@@ -39,6 +39,7 @@ use crate::WEB_CONFIG_FILE_VAR;
 /// assert!(e.to_string().contains("/nonexistent/web.yml"), "{e}");
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WebConfigError {
     /// A file (the configuration itself, or one it names) cannot be read.
     #[error("cannot read {what} {file:?}: {source}; check that it exists and that this process may read it")]

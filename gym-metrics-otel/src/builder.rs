@@ -18,8 +18,9 @@ use crate::console_writer::ConsoleWriter;
 use crate::exporter_env::{
     ExporterEnv, ENV_VARIABLES, EXPORT_INTERVAL_EXPECTED, MIN_EXPORT_INTERVAL,
 };
+use crate::protocol::ProtocolSetting;
 use crate::resource::build_resource;
-use crate::start::{meter_provider, Export};
+use crate::start::{meter_provider, Export, Sink};
 use crate::{
     BuildError, ConfigError, HistogramAggregation, MetricsExporter, OtelGuard, OtelRecorder,
     OtlpProtocol, TemporalityPreference,
@@ -45,7 +46,8 @@ pub(crate) const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Configures and starts the OpenTelemetry backend.
 ///
-/// Defaults: OTLP over http/protobuf to `http://localhost:4318/v1/metrics`,
+/// Defaults: OTLP over http/protobuf to `http://localhost:4318/v1/metrics`
+/// (see [`OtelBuilder::protocol`] for builds without that transport),
 /// export every 10 s (the specification says 60 s; see
 /// [`OtelBuilder::export_interval`] for why 10), a 10 s OTLP timeout within
 /// a 30 s export timeout, cumulative temporality, the catalogue's bucket
@@ -77,7 +79,8 @@ pub(crate) const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct OtelBuilder {
     role: Role,
     exporter: MetricsExporter,
-    protocol: OtlpProtocol,
+    /// The OTLP protocol, and the variable or setting that chose it.
+    protocol: ProtocolSetting,
     endpoint: Option<CollectorUrl>,
     headers: Vec<(String, String)>,
     export_timeout: Duration,
@@ -122,7 +125,7 @@ impl OtelBuilder {
         Self {
             role: gym_metrics_api::Role::default_server(),
             exporter: MetricsExporter::default(),
-            protocol: OtlpProtocol::default(),
+            protocol: ProtocolSetting::default_of(OtlpProtocol::default()),
             endpoint: None,
             headers: Vec::new(),
             export_timeout: DEFAULT_EXPORT_TIMEOUT,
@@ -171,7 +174,7 @@ impl OtelBuilder {
     /// | `OTEL_SERVICE_NAME` | base of `service.name` (default `nemo-gym`) |
     /// | `OTEL_RESOURCE_ATTRIBUTES` | `k=v,...` extra resource attributes |
     /// | `OTEL_METRICS_EXPORTER` | `otlp` (default), `console`, `none` |
-    /// | `OTEL_EXPORTER_OTLP_[METRICS_]PROTOCOL` | `http/protobuf` (default), `http/json`, `grpc` |
+    /// | `OTEL_EXPORTER_OTLP_[METRICS_]PROTOCOL` | `http/protobuf` (default), `http/json`, `grpc`; each needs its Cargo feature (see [`OtelBuilder::protocol`]) |
     /// | `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` | URL used as is |
     /// | `OTEL_EXPORTER_OTLP_ENDPOINT` | base URL (`/v1/metrics` appended to its path for http, before its query) |
     /// | `OTEL_EXPORTER_OTLP_[METRICS_]HEADERS` | `k=v,...` request headers |
@@ -218,13 +221,23 @@ impl OtelBuilder {
         let env = ExporterEnv::read(&vars)?;
         // NeMo Gym's settings: over OTEL_METRICS_EXPORTER, and Gym's protocol.
         let gym = GymEnv::read(|name| vars.get(name))?;
-        let (exporter, protocol) =
-            crate::gym_settings::exporter_and_protocol(&gym, env.exporter, env.protocol);
+        let (exporter, protocol) = crate::gym_settings::exporter_and_protocol(
+            &gym,
+            env.exporter,
+            env.protocol.as_ref().map(|p| p.protocol),
+        );
         let defaults = Self::new();
+        // A protocol a variable chose must be built; a default (ours, or
+        // Gym's gRPC) may give way to one that is.
+        let protocol = match (env.protocol, protocol) {
+            (Some(chosen), _) => chosen,
+            (None, Some(gyms)) => ProtocolSetting::default_of(gyms),
+            (None, None) => defaults.protocol.clone(),
+        };
         Ok(Self {
             gym,
             exporter: exporter.unwrap_or(defaults.exporter),
-            protocol: protocol.unwrap_or(defaults.protocol),
+            protocol,
             endpoint: env.endpoint,
             headers: env.headers.unwrap_or_default(),
             export_timeout: env.export_timeout.unwrap_or(defaults.export_timeout),
@@ -284,7 +297,20 @@ impl OtelBuilder {
         self
     }
 
-    /// http/protobuf or gRPC (`OTEL_EXPORTER_OTLP_METRICS_PROTOCOL`).
+    /// http/protobuf, http/json or gRPC
+    /// (`OTEL_EXPORTER_OTLP_[METRICS_]PROTOCOL`).
+    ///
+    /// Each transport is a Cargo feature: `http-proto`, `http-json` and
+    /// `grpc`, all on by default. A protocol set here or by the variable
+    /// whose feature is off makes [`OtelBuilder::build`] fail with
+    /// [`BuildError::TransportNotBuilt`]. It names the variable, its value
+    /// and the feature; nothing falls back in silence.
+    ///
+    /// With no protocol set, the default (http/protobuf, or gRPC when NeMo
+    /// Gym's variables select OTLP) is used if it is built. Otherwise the
+    /// first built one of http/protobuf, gRPC and http/json is used, and
+    /// logged. A build without any transport refuses exporter `otlp` with
+    /// [`BuildError::TransportNotBuilt`]; `console` and `none` still work.
     ///
     /// ```
     /// use gym_metrics_otel::{OtelBuilder, OtlpProtocol};
@@ -292,7 +318,7 @@ impl OtelBuilder {
     /// assert!(format!("{b:?}").contains("protocol: Grpc"));
     /// ```
     pub fn protocol(mut self, protocol: OtlpProtocol) -> Self {
-        self.protocol = protocol;
+        self.protocol = ProtocolSetting::chosen(protocol, "protocol", protocol.name());
         self
     }
 
@@ -650,8 +676,10 @@ impl OtelBuilder {
     /// An invalid setting (a zero interval or timeout, an endpoint that is
     /// not an `http://` or `https://` URL, a bad header, a TLS file that is
     /// missing, unreadable, holds no certificate or key, or a client key that
-    /// does not match its certificate), an exporter that could not be built, or
-    /// [`BuildError::CompiledOff`] in a program built with the API's `off` feature.
+    /// does not match its certificate), an exporter that could not be built,
+    /// [`BuildError::TransportNotBuilt`] for an OTLP protocol whose Cargo
+    /// feature is off, or [`BuildError::CompiledOff`] in a program built with
+    /// the API's `off` feature.
     ///
     /// ```
     /// use gym_metrics_api::backend::Recorder;
@@ -665,7 +693,7 @@ impl OtelBuilder {
     /// ```
     pub fn build(self) -> Result<(OtelRecorder, OtelGuard), BuildError> {
         gym_metrics_api::backend::check_recording_compiled_in()?;
-        #[cfg(feature = "tls")]
+        #[cfg(all(feature = "tls", any(feature = "http-proto", feature = "http-json")))]
         crate::tls::install_process_default_provider();
         if self.export_interval < MIN_EXPORT_INTERVAL {
             return Err(ConfigError::invalid(
@@ -698,16 +726,15 @@ impl OtelBuilder {
             instance_id,
             &self.gym,
         );
+        let sink = match self.exporter {
+            MetricsExporter::None => Sink::None,
+            MetricsExporter::Console => Sink::Console(self.console_writer.clone()),
+            MetricsExporter::Otlp => self.otlp_sink()?,
+        };
         let export = Export {
-            exporter: self.exporter,
-            protocol: self.protocol,
-            endpoint: self.endpoint.as_ref(),
-            headers: &self.headers,
-            timeout: self.export_timeout.min(self.metric_export_timeout),
+            sink,
             interval: self.export_interval,
             temporality: self.temporality,
-            console_writer: self.console_writer.clone(),
-            tls: &self.tls,
         };
         #[cfg(feature = "metrics-bridge")]
         let bridge_limit = self.metrics_bridge.as_ref().map(|f| f.limit());
@@ -746,7 +773,7 @@ impl OtelBuilder {
     /// # Errors
     /// As [`OtelBuilder::build`], and [`BuildError::AlreadyInstalled`] when a
     /// recorder is already installed in this process; with
-    /// [`OtelBuilder::with_metrics_bridge`], `BuildError::MetricsRecorderTaken`
+    /// `OtelBuilder::with_metrics_bridge`, `BuildError::MetricsRecorderTaken`
     /// when another `metrics` recorder is (the gym-metrics recorder is
     /// installed all the same, as on the Prometheus backend).
     ///
@@ -777,6 +804,30 @@ impl OtelBuilder {
     }
 }
 
+impl OtelBuilder {
+    /// OTLP to the collector, over the protocol's transport.
+    ///
+    /// # Errors
+    /// [`BuildError::TransportNotBuilt`]: the protocol's transport is not built.
+    #[cfg(any(feature = "grpc", feature = "http-proto", feature = "http-json"))]
+    fn otlp_sink(&self) -> Result<Sink, BuildError> {
+        Ok(Sink::Otlp(Box::new(crate::otlp::Otlp {
+            transport: self.protocol.transport()?,
+            endpoint: self.endpoint.clone(),
+            headers: self.headers.clone(),
+            timeout: self.export_timeout.min(self.metric_export_timeout),
+            tls: self.tls.clone(),
+        })))
+    }
+
+    /// A build without any OTLP transport: always
+    /// [`BuildError::TransportNotBuilt`].
+    #[cfg(not(any(feature = "grpc", feature = "http-proto", feature = "http-json")))]
+    fn otlp_sink(&self) -> Result<Sink, BuildError> {
+        match self.protocol.transport()? {}
+    }
+}
+
 /// What `install` sets as the process's `metrics` recorder after ours: the
 /// bridge, when the builder asked for it.
 #[cfg(feature = "metrics-bridge")]
@@ -793,7 +844,7 @@ impl fmt::Debug for OtelBuilder {
         let mut f = f.debug_struct("OtelBuilder");
         f.field("role", &self.role)
             .field("exporter", &self.exporter)
-            .field("protocol", &self.protocol)
+            .field("protocol", &self.protocol.protocol)
             .field("endpoint", &self.endpoint)
             .field("headers", &RedactedHeaders(&self.headers))
             .field("export_timeout", &self.export_timeout)
@@ -830,7 +881,7 @@ mod tests {
         let b = from(&[]);
         assert_eq!(b.role, gym_metrics_api::Role::default_server());
         assert_eq!(b.exporter, MetricsExporter::Otlp);
-        assert_eq!(b.protocol, OtlpProtocol::HttpProtobuf);
+        assert_eq!(b.protocol.protocol, OtlpProtocol::HttpProtobuf);
         assert_eq!(b.export_interval, Duration::from_secs(10));
         assert_eq!(b.export_timeout, Duration::from_secs(10));
         assert_eq!(b.metric_export_timeout, Duration::from_secs(30));
@@ -861,7 +912,7 @@ mod tests {
         assert_eq!(b.service_name.as_deref(), Some("lab"));
         assert_eq!(b.resource_attributes, [("team".into(), "rl".into())]);
         assert_eq!(b.exporter, MetricsExporter::Console);
-        assert_eq!(b.protocol, OtlpProtocol::Grpc);
+        assert_eq!(b.protocol.protocol, OtlpProtocol::Grpc);
         assert!(matches!(b.endpoint, Some(CollectorUrl::Base { .. })));
         assert_eq!(b.headers, [("x-tenant".into(), "lab".into())]);
         assert_eq!(b.export_timeout, Duration::from_millis(1500));
@@ -879,9 +930,9 @@ mod tests {
     fn gym_selecting_otlp_without_a_protocol_speaks_grpc_to_localhost_4317() {
         let b = from(&[("NEMO_GYM_OTEL_ENABLED", "1")]);
         assert_eq!(b.exporter, MetricsExporter::Otlp);
-        assert_eq!(b.protocol, OtlpProtocol::Grpc);
+        assert_eq!(b.protocol.protocol, OtlpProtocol::Grpc);
         assert_eq!(
-            crate::collector_url::resolve(b.endpoint.as_ref(), b.protocol).unwrap(),
+            crate::collector_url::resolve(b.endpoint.as_ref(), b.protocol.protocol).unwrap(),
             "http://localhost:4317"
         );
         // Gym's Slurm executor sets the protocol: it wins.
@@ -889,7 +940,7 @@ mod tests {
             ("NEMO_GYM_OTEL_ENABLED", "1"),
             ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
         ]);
-        assert_eq!(b.protocol, OtlpProtocol::HttpProtobuf);
+        assert_eq!(b.protocol.protocol, OtlpProtocol::HttpProtobuf);
     }
 
     #[test]

@@ -44,7 +44,7 @@ impl fmt::Debug for CollectorUrl {
 /// The URL to export to, validated: `http://` or `https://`
 /// `[user-info@]host[:port][/path][?query]` with a port from 1 to 65535
 /// (parsed by the `url` crate, as reqwest parses it), or for gRPC also a
-/// bare `host:port`, to which [`grpc_url`] gives its scheme. A base URL
+/// bare `host:port`, to which `grpc_url` gives its scheme. A base URL
 /// gets `/v1/metrics` appended to its path for OTLP/HTTP, before its query,
 /// which is kept (`http://c:4318?k=v` → `http://c:4318/v1/metrics?k=v`).
 ///
@@ -90,6 +90,7 @@ pub(crate) fn resolve(
 /// # Errors
 /// The endpoint needs TLS (bare and not insecure) in a build without the
 /// `tls` feature.
+#[cfg(feature = "grpc")]
 pub(crate) fn grpc_url(url: &str, insecure: bool) -> Result<String, ConfigError> {
     if scheme(url).is_some() {
         return Ok(url.to_string());
@@ -110,7 +111,10 @@ pub(crate) fn grpc_url(url: &str, insecure: bool) -> Result<String, ConfigError>
 }
 
 /// Whether the (resolved) URL asks for TLS.
-#[cfg_attr(not(feature = "tls"), allow(dead_code))]
+#[cfg(all(
+    feature = "tls",
+    any(feature = "grpc", feature = "http-proto", feature = "http-json")
+))]
 pub(crate) fn is_https(url: &str) -> bool {
     scheme(url) == Some("https")
 }
@@ -330,6 +334,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "grpc")]
     #[test]
     fn insecure_only_governs_a_bare_grpc_endpoint() {
         assert_eq!(grpc_url("c:4317", true).unwrap(), "http://c:4317");
@@ -346,6 +351,14 @@ mod tests {
     fn https_needs_the_tls_feature() {
         let https = resolve(Some(&base("https://c:4318")), OtlpProtocol::HttpJson);
         assert_eq!(https.is_ok(), cfg!(feature = "tls"), "{https:?}");
+    }
+
+    #[cfg(all(
+        feature = "tls",
+        any(feature = "grpc", feature = "http-proto", feature = "http-json")
+    ))]
+    #[test]
+    fn https_is_told_by_the_scheme() {
         assert!(is_https("HTTPS://c:4318/v1/metrics"));
         assert!(!is_https("http://c:4318/v1/metrics"));
     }

@@ -15,6 +15,7 @@ pub use gym_metrics_kit::ConfigError;
 /// assert!(e.to_string().contains("once"));
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildError {
     /// A setting is invalid (e.g. an endpoint that is not an `http://` URL).
     #[error(transparent)]
@@ -23,6 +24,35 @@ pub enum BuildError {
     /// message, with the user-info and query values of any URL in it redacted.
     #[error("the OTLP exporter could not be built: {0}; check the endpoint, headers and protocol settings")]
     Exporter(String),
+    /// The configuration selects an OTLP transport this build leaves out:
+    /// its Cargo feature is off. Never a silent fallback to another one.
+    ///
+    /// ```
+    /// use gym_metrics_otel::BuildError;
+    /// let e = BuildError::TransportNotBuilt {
+    ///     variable: "OTEL_EXPORTER_OTLP_PROTOCOL",
+    ///     value: "grpc".into(),
+    ///     feature: "grpc",
+    /// };
+    /// let text = e.to_string();
+    /// assert!(text.contains(r#"OTEL_EXPORTER_OTLP_PROTOCOL="grpc""#) && text.contains("`grpc`"));
+    /// ```
+    #[error(
+        "{variable}={value:?} needs an OTLP transport this build of gym-metrics-otel leaves out: \
+         enable its Cargo feature `{feature}`, {}",
+        crate::protocol::built_alternatives()
+    )]
+    TransportNotBuilt {
+        /// The variable or builder setting that selected it
+        /// (`OTEL_EXPORTER_OTLP_METRICS_PROTOCOL`, `protocol`, …); for a
+        /// build without any transport, the exporter's.
+        variable: &'static str,
+        /// Its value, as given.
+        value: String,
+        /// The Cargo feature that builds the transport in: `grpc`,
+        /// `http-proto` or `http-json`.
+        feature: &'static str,
+    },
     /// The thread that drives gRPC exports could not be started.
     #[error("the gRPC exporter thread could not be started: {0}; the process may be out of threads or memory, or use protocol http/protobuf")]
     Runtime(#[source] std::io::Error),
@@ -45,6 +75,7 @@ impl gym_metrics_kit::install::InstallFailure for BuildError {
     const ALREADY_INSTALLED: Self = Self::AlreadyInstalled;
 }
 
+#[cfg(any(feature = "grpc", feature = "http-proto", feature = "http-json"))]
 impl From<opentelemetry_otlp::ExporterBuildError> for BuildError {
     fn from(e: opentelemetry_otlp::ExporterBuildError) -> Self {
         BuildError::Exporter(gym_metrics_kit::redact::redact_urls(&e.to_string()).into_owned())
@@ -61,6 +92,7 @@ impl From<opentelemetry_otlp::ExporterBuildError> for BuildError {
 /// assert!(e.to_string().contains("5s"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ShutdownError {
     /// The final export did not finish within the deadline (e.g. the
     /// collector accepts connections but never answers).
@@ -83,6 +115,7 @@ pub enum ShutdownError {
 /// assert!(e.to_string().contains("300ms"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FlushError {
     /// The export did not finish within the deadline; it goes on in the background.
     #[error("flush did not finish within {deadline:?}: the collector did not answer in time; check the collector or raise the shutdown timeout")]

@@ -10,6 +10,7 @@ use crate::ConfigError;
 /// assert_eq!(MetricsExporter::parse("OTEL_METRICS_EXPORTER", "console").unwrap(), MetricsExporter::Console);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum MetricsExporter {
     /// OTLP to a collector (the default), over http/protobuf or gRPC.
     #[default]

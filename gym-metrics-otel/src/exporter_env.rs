@@ -11,6 +11,7 @@ use gym_metrics_kit::env::{
 };
 
 use crate::collector_url::{self, CollectorUrl};
+use crate::protocol::ProtocolSetting;
 #[cfg(doc)]
 use crate::OtelBuilder;
 
@@ -93,7 +94,8 @@ pub(crate) struct ExporterEnv {
     /// `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`.
     pub(crate) resource: OtelEnv,
     pub(crate) exporter: Option<MetricsExporter>,
-    pub(crate) protocol: Option<OtlpProtocol>,
+    /// With the variable that set it and its value.
+    pub(crate) protocol: Option<ProtocolSetting>,
     pub(crate) endpoint: Option<CollectorUrl>,
     pub(crate) headers: Option<Vec<(String, String)>>,
     pub(crate) export_timeout: Option<Duration>,
@@ -131,7 +133,11 @@ impl ExporterEnv {
             }
         }
         if let Some((name, v)) = first(METRICS_PROTOCOL, PROTOCOL) {
-            env.protocol = Some(OtlpProtocol::parse(name, v)?);
+            env.protocol = Some(ProtocolSetting::chosen(
+                OtlpProtocol::parse(name, v)?,
+                name,
+                v,
+            ));
         }
         if let Some((source, url)) = get(METRICS_ENDPOINT) {
             let url = url.to_string();
@@ -140,7 +146,11 @@ impl ExporterEnv {
             let url = url.to_string();
             env.endpoint = Some(CollectorUrl::Base { source, url });
         }
-        collector_url::resolve(env.endpoint.as_ref(), env.protocol.unwrap_or_default())?;
+        let protocol = env.protocol.as_ref().map(|p| p.protocol);
+        collector_url::resolve(
+            env.endpoint.as_ref(),
+            protocol.unwrap_or_else(crate::protocol::built_default),
+        )?;
         if let Some((name, v)) = first(METRICS_HEADERS, HEADERS) {
             env.headers = Some(parse_key_values(name, v)?);
         }
@@ -212,7 +222,14 @@ mod tests {
             ("zone".into(), "a/b".into())
         );
         assert_eq!(e.exporter, Some(MetricsExporter::Console));
-        assert_eq!(e.protocol, Some(OtlpProtocol::Grpc));
+        assert_eq!(
+            e.protocol,
+            Some(ProtocolSetting::chosen(
+                OtlpProtocol::Grpc,
+                PROTOCOL,
+                "grpc"
+            ))
+        );
         assert!(matches!(e.endpoint, Some(CollectorUrl::Base { .. })));
         assert_eq!(
             e.headers,
@@ -257,7 +274,14 @@ mod tests {
             (METRICS_ENDPOINT, "http://specific/v1/metrics"),
         ])
         .unwrap();
-        assert_eq!(e.protocol, Some(OtlpProtocol::HttpProtobuf));
+        assert_eq!(
+            e.protocol,
+            Some(ProtocolSetting::chosen(
+                OtlpProtocol::HttpProtobuf,
+                METRICS_PROTOCOL,
+                "http/protobuf"
+            ))
+        );
         assert_eq!(e.export_timeout, Some(Duration::from_millis(2)));
         assert!(
             matches!(e.endpoint, Some(CollectorUrl::Exact { ref url, .. }) if url == "http://specific/v1/metrics")
@@ -286,7 +310,6 @@ mod tests {
             (METRICS_PROTOCOL, "http/xml"),
             (PROTOCOL, "carrier-pigeon"),
             (METRICS_ENDPOINT, "ftp://c:4318/v1/metrics"),
-            (ENDPOINT, "localhost:4318"),
             (ENDPOINT, "http://c:99999"),
             (METRICS_ENDPOINT, "http://c:0/v1/metrics"),
             (METRICS_TIMEOUT, "-1"),
@@ -299,7 +322,11 @@ mod tests {
             (HISTOGRAM_AGGREGATION, "linear"),
             (SHUTDOWN_TIMEOUT, "forever"),
         ];
-        for (name, value) in cases {
+        // A bare host:port is a URL only for gRPC: refused while the
+        // protocol (unset here) defaults to an OTLP/HTTP one.
+        let bare = (ENDPOINT, "localhost:4318");
+        let http_default = crate::protocol::built_default().is_http();
+        for (name, value) in cases.into_iter().chain(http_default.then_some(bare)) {
             let e = error(&[(name, value)]);
             assert_eq!(e.variable(), name);
             let text = e.to_string();

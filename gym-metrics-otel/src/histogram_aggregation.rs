@@ -12,6 +12,7 @@ use crate::ConfigError;
 /// assert_eq!(HistogramAggregation::default(), HistogramAggregation::ExplicitBuckets);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum HistogramAggregation {
     /// The catalogue's (or the builder's) explicit bucket boundaries (the default).
     #[default]

@@ -1,11 +1,9 @@
-//! # gym-metrics-otel
+#![doc = include_str!("../README.md")]
 //!
-//! The OpenTelemetry backend of gym-metrics: the catalogue's instruments on
-//! `opentelemetry_sdk` 0.33, exported over OTLP (http/protobuf, http/json or
-//! gRPC, over TLS and mTLS with the default `tls` feature), as
-//! OTLP/JSON lines on the console, or not at all, configured by the standard
-//! `OTEL_*` variables (see [`OtelBuilder::from_env_lookup`]).
+//! ## Behaviour
 //!
+//! - Configuration follows the standard `OTEL_*` variables (see
+//!   [`OtelBuilder::from_env_lookup`]); every builder setting overrides one.
 //! - Recording never blocks on export: values aggregate in memory and a
 //!   reader thread exports them every interval (default 10 s, where the
 //!   specification says 60 s: see [`OtelBuilder::export_interval`]).
@@ -22,17 +20,29 @@
 //!   (`MetricsBridgeRecorder`); [`OtelGuard::meter_provider`] hands out the
 //!   SDK meter provider for instruments made with the OpenTelemetry API.
 //!
-//! ```no_run
-//! use gym_metrics_api::Role;
-//! use gym_metrics_otel::OtelBuilder;
+//! ## Transports
 //!
-//! let guard = OtelBuilder::from_env()?
-//!     .role(Role::server("math-verifier-0", "resources"))
-//!     .install()?;
-//! gym_metrics_api::record_verify(std::time::Duration::from_millis(40), true);
-//! guard.shutdown()?;
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! | feature | builds in | pulls |
+//! |---|---|---|
+//! | `grpc` | OTLP/gRPC (`grpc`) | tonic, on a Tokio runtime thread of the backend's own |
+//! | `http-proto` | OTLP/HTTP, protobuf bodies (`http/protobuf`) | reqwest's blocking client |
+//! | `http-json` | OTLP/HTTP, JSON bodies (`http/json`) | the same client |
+//! | `tls` | `https://` endpoints and mTLS, for the transports that are on | rustls (ring), the platform's trust store |
+//!
+//! All four are on by default. NeMo Gym's servers export over gRPC unless a
+//! config selects http/protobuf, so a fleet's binary needs both. A smaller
+//! build names what it uses: `default-features = false` with
+//! `features = ["http-proto", "tls"]` pulls no tonic, and `["grpc", "tls"]`
+//! no reqwest.
+//!
+//! A protocol whose feature is off, selected by
+//! `OTEL_EXPORTER_OTLP_[METRICS_]PROTOCOL` or [`OtelBuilder::protocol`], is a
+//! start-up error: [`BuildError::TransportNotBuilt`] names the variable, its
+//! value and the feature. Nothing falls back in silence. With no protocol
+//! set, a default that is not built gives way to the first built one of
+//! http/protobuf, gRPC and http/json, with a log line. The console exporter
+//! and exporter `none` need no transport.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
@@ -45,22 +55,26 @@ mod error;
 mod export_log;
 mod exporter_choice;
 mod exporter_env;
-mod grpc_runtime;
 mod guard;
 mod gym_settings;
 mod histogram_aggregation;
 mod http_attributes;
-mod http_client;
 mod meter_provider;
 #[cfg(feature = "metrics-bridge")]
 mod metrics_bridge;
+// The OTLP transports, one Cargo feature each; none: console and `none` only.
+#[cfg(any(feature = "grpc", feature = "http-proto", feature = "http-json"))]
+mod otlp;
 mod process_instruments;
 mod protocol;
 mod recorder;
 mod resource;
 mod start;
 mod temporality;
-#[cfg(feature = "tls")]
+#[cfg(all(
+    feature = "tls",
+    any(feature = "grpc", feature = "http-proto", feature = "http-json")
+))]
 mod tls;
 
 pub use builder::OtelBuilder;

@@ -14,6 +14,7 @@ use crate::ConfigError;
 /// assert_eq!(TemporalityPreference::default(), TemporalityPreference::Cumulative);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum TemporalityPreference {
     /// Totals since start (the default).
     #[default]

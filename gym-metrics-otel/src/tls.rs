@@ -1,22 +1,25 @@
-//! TLS for OTLP (the `tls` feature): the CA bundle and the client identity
-//! loaded and checked once at start-up, and the clients built from them:
-//! reqwest's blocking client on our rustls `ClientConfig` for OTLP/HTTP,
-//! tonic's `ClientTlsConfig` for gRPC. Both use rustls with the ring
-//! provider; without a CA bundle both trust the platform's store (read by
-//! `rustls-native-certs`, which honours `SSL_CERT_FILE` and `SSL_CERT_DIR`).
+//! TLS for OTLP (the `tls` feature, with at least one transport): the CA
+//! bundle and the client identity loaded and checked once at start-up, and
+//! the clients built from them: reqwest's blocking client on our rustls
+//! `ClientConfig` for OTLP/HTTP, tonic's `ClientTlsConfig` for gRPC. Both
+//! use rustls with the ring provider; without a CA bundle both trust the
+//! platform's store (read by `rustls-native-certs`, which honours
+//! `SSL_CERT_FILE` and `SSL_CERT_DIR`).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use gym_metrics_kit::env::{PemFile, TlsEnv};
 use gym_metrics_kit::tls::{load_certificates, load_private_key, Pem, PemError};
-use opentelemetry_otlp::tonic_types::transport::{Certificate, ClientTlsConfig, Identity};
 use rustls::crypto::{ring, CryptoProvider};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::sign::CertifiedKey;
-use rustls::{ClientConfig, Error as TlsError, InconsistentKeys, RootCertStore};
+use rustls::{Error as TlsError, InconsistentKeys, RootCertStore};
+#[cfg(feature = "grpc")]
+use tonic::transport::{Certificate, ClientTlsConfig, Identity};
 
-use crate::{BuildError, ConfigError};
+use crate::ConfigError;
+#[cfg(any(feature = "http-proto", feature = "http-json"))]
+use crate::{otlp::http_client, BuildError};
 
 /// The client side of TLS, every file read and checked.
 pub(crate) struct ClientTls {
@@ -26,12 +29,11 @@ pub(crate) struct ClientTls {
     identity: Option<ClientIdentity>,
 }
 
-/// A client certificate chain and the private key that matches it.
+/// A client certificate chain and the private key that matches it, each
+/// as its PEM text (for tonic) and parsed (for rustls).
 struct ClientIdentity {
-    certificate_pem: Vec<u8>,
-    key_pem: Vec<u8>,
-    chain: Vec<CertificateDer<'static>>,
-    key: PrivateKeyDer<'static>,
+    certificate: Pem<Vec<CertificateDer<'static>>>,
+    key: Pem<PrivateKeyDer<'static>>,
 }
 
 impl ClientTls {
@@ -86,47 +88,50 @@ impl ClientTls {
     }
 
     /// The blocking HTTP client for OTLP/HTTP, with `timeout` per request,
-    /// following no redirect (see [`crate::http_client`]).
+    /// following no redirect (see [`crate::otlp::http_client`]).
     ///
     /// # Errors
     /// The platform's trust store is empty (for an `https` endpoint without
     /// a CA bundle), or reqwest rejects the configuration.
+    #[cfg(any(feature = "http-proto", feature = "http-json"))]
     pub(crate) fn http_client(
         &self,
         https: bool,
-        timeout: Duration,
+        timeout: std::time::Duration,
     ) -> Result<reqwest::blocking::Client, BuildError> {
         let config = self.rustls_config(https)?;
-        crate::http_client::build(timeout, move |b| b.tls_backend_preconfigured(config))
+        http_client::build(timeout, move |b| b.tls_backend_preconfigured(config))
     }
 
     /// tonic's TLS configuration for a gRPC `https` endpoint.
+    #[cfg(feature = "grpc")]
     pub(crate) fn grpc_config(&self) -> ClientTlsConfig {
         let config = match &self.ca {
             Some((pem, _)) => ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem)),
             None => ClientTlsConfig::new().with_native_roots(),
         };
         match &self.identity {
-            Some(id) => config.identity(Identity::from_pem(&id.certificate_pem, &id.key_pem)),
+            Some(id) => config.identity(Identity::from_pem(&id.certificate.text, &id.key.text)),
             None => config,
         }
     }
 
-    fn rustls_config(&self, https: bool) -> Result<ClientConfig, BuildError> {
+    #[cfg(any(feature = "http-proto", feature = "http-json"))]
+    fn rustls_config(&self, https: bool) -> Result<rustls::ClientConfig, BuildError> {
         let roots = match (&self.ca, https) {
             (Some((_, roots)), _) => roots.clone(),
             (None, true) => platform_roots()?,
             // Plain http: no handshake ever happens, so no store is read.
             (None, false) => RootCertStore::empty(),
         };
-        let builder = ClientConfig::builder_with_provider(provider())
+        let builder = rustls::ClientConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
             .map_err(|e| BuildError::Exporter(format!("rustls: {e}")))?
             .with_root_certificates(roots);
         match &self.identity {
             None => Ok(builder.with_no_client_auth()),
             Some(id) => builder
-                .with_client_auth_cert(id.chain.clone(), id.key.clone_key())
+                .with_client_auth_cert(id.certificate.parsed.clone(), id.key.parsed.clone_key())
                 .map_err(|e| {
                     BuildError::Exporter(format!("rustls rejected the client certificate: {e}"))
                 }),
@@ -146,7 +151,8 @@ fn provider() -> Arc<CryptoProvider> {
 /// features: every other reqwest client of the same build (the application's
 /// own, or `opentelemetry-otlp`'s default HTTP client) would otherwise panic
 /// at construction looking for a process default. Called when the backend is
-/// built.
+/// built. Only where reqwest is (OTLP/HTTP).
+#[cfg(any(feature = "http-proto", feature = "http-json"))]
 pub(crate) fn install_process_default_provider() {
     if CryptoProvider::get_default().is_none() {
         // Another thread may have won the race: its provider stands.
@@ -155,6 +161,7 @@ pub(crate) fn install_process_default_provider() {
 }
 
 /// The platform's trust store.
+#[cfg(any(feature = "http-proto", feature = "http-json"))]
 fn platform_roots() -> Result<RootCertStore, ConfigError> {
     let mut roots = RootCertStore::empty();
     let (added, _ignored) =
@@ -178,40 +185,31 @@ fn load<T>(
     loader(&file.path).map_err(|e| ConfigError::invalid(file.source, file.shown(), e.expected()))
 }
 
-fn identity(certificate: &PemFile, key: &PemFile) -> Result<ClientIdentity, ConfigError> {
-    let Pem {
-        text: certificate_pem,
-        parsed: chain,
-    } = load(certificate, load_certificates)?;
-    let Pem {
-        text: key_pem,
-        parsed: private_key,
-    } = load(key, load_private_key)?;
-    match CertifiedKey::from_der(chain.clone(), private_key.clone_key(), &provider()) {
-        Ok(_) => {}
+fn identity(certificate_file: &PemFile, key_file: &PemFile) -> Result<ClientIdentity, ConfigError> {
+    let certificate = load(certificate_file, load_certificates)?;
+    let key = load(key_file, load_private_key)?;
+    let checked = CertifiedKey::from_der(
+        certificate.parsed.clone(),
+        key.parsed.clone_key(),
+        &provider(),
+    );
+    match checked {
+        Ok(_) => Ok(ClientIdentity { certificate, key }),
         Err(TlsError::InconsistentKeys(InconsistentKeys::KeyMismatch)) => {
-            return Err(ConfigError::invalid(
-                key.source,
-                key.shown(),
+            Err(ConfigError::invalid(
+                key_file.source,
+                key_file.shown(),
                 format!(
                     "the private key of the certificate in {}={}: this key does not match it",
-                    certificate.source,
-                    certificate.shown()
+                    certificate_file.source,
+                    certificate_file.shown()
                 ),
             ))
         }
-        Err(e) => {
-            return Err(ConfigError::invalid(
-                key.source,
-                key.shown(),
-                format!("a key rustls can sign with, ECDSA P-256/P-384, Ed25519 or RSA ({e})"),
-            ))
-        }
+        Err(e) => Err(ConfigError::invalid(
+            key_file.source,
+            key_file.shown(),
+            format!("a key rustls can sign with, ECDSA P-256/P-384, Ed25519 or RSA ({e})"),
+        )),
     }
-    Ok(ClientIdentity {
-        certificate_pem,
-        key_pem,
-        chain,
-        key: private_key,
-    })
 }

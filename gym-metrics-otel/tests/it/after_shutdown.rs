@@ -1,6 +1,7 @@
 //! Process lifecycle (RELIABILITY.md, case 5), OpenTelemetry backend: after
 //! the guard's shutdown, recording through the facade from other threads is a
 //! no-op: no panic, no export, no log flood. (Global install: its own binary.)
+#![cfg(feature = "http-proto")]
 
 use std::time::Duration;
 

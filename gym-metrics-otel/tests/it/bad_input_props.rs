@@ -5,20 +5,29 @@
 //! exactly the values accepted; a bad variable is a start-up error naming it.
 //! (Global install: its own test binary.)
 
+// The first two tests export to the fake collector: OTLP/HTTP protobuf.
+#[cfg(feature = "http-proto")]
 use std::time::Duration;
 
+#[cfg(feature = "http-proto")]
 use crate::support::fake_collector::{histogram_point, int_value, Answer, FakeCollector};
+#[cfg(feature = "http-proto")]
 use gym_metrics_api::backend::{Instrument, Recorder};
+#[cfg(feature = "http-proto")]
 use gym_metrics_api::Role;
 use gym_metrics_otel::{OtelBuilder, ENV_VARIABLES};
+#[cfg(feature = "http-proto")]
 use gym_testkit::any_f64;
 use proptest::prelude::*;
+#[cfg(feature = "http-proto")]
 use proptest::test_runner::{Config, TestRunner};
 
+#[cfg(feature = "http-proto")]
 fn usable(v: f64) -> bool {
     v.is_finite() && v >= 0.0
 }
 
+#[cfg(feature = "http-proto")]
 #[test]
 fn f64_entry_points_never_panic_and_the_exported_sums_stay_finite() {
     if gym_testkit::ran_in_child() {
@@ -92,6 +101,7 @@ fn f64_entry_points_never_panic_and_the_exported_sums_stay_finite() {
 }
 
 /// Through the recorder itself (no facade), `f64::MAX` twice: the SDK's sum.
+#[cfg(feature = "http-proto")]
 #[test]
 fn huge_values_straight_into_the_recorder() {
     if gym_testkit::ran_in_child() {

@@ -6,6 +6,7 @@
 //!
 //! `GYM_RELIABILITY_OTEL_RECORDS` sets the records per thread (default
 //! 1,000,000: a few seconds even in a debug build).
+#![cfg(feature = "http-proto")]
 
 use std::time::{Duration, Instant};
 

@@ -3,6 +3,7 @@
 //! after a known mix of requests, `http_server_request_duration_seconds`
 //! holds exactly the expected series and counts, and no raw path, query or
 //! method spelling is a label value. (Global state: its own test binary.)
+#![cfg(feature = "http-proto")]
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -5,6 +5,7 @@
 //! counter `jobs.done` with `queue=fast` is `jobs_done_total{queue="fast"}`
 //! on both, and a label set past the cardinality limit lands in the series
 //! `otel_metric_overflow="true"` on both).
+#![cfg(feature = "http-proto")]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

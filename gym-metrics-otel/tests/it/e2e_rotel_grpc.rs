@@ -6,6 +6,7 @@
 //! size) and drops the histograms; VictoriaMetrics answers OTLP/JSON with
 //! 400. With no receiver here that reads OTLP/JSON right, http/json's exact
 //! values are checked at the fake collector (`tests/it/http_json.rs`).
+#![cfg(feature = "grpc")]
 
 use crate::support;
 

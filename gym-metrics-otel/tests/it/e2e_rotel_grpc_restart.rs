@@ -1,6 +1,7 @@
 //! gRPC to rotel through a proxy that goes down mid-run: once it is back, the
 //! exporter reconnects and VictoriaMetrics holds the exact totals, including
 //! everything recorded during the outage.
+#![cfg(feature = "grpc")]
 
 use crate::support;
 

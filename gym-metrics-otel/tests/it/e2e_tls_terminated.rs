@@ -3,7 +3,7 @@
 //! receivers have no TLS flags, and no packaged server here demands client
 //! certificates) in front of real rotel (gRPC, forwarding to VictoriaMetrics)
 //! and real VictoriaMetrics (http/protobuf); read back with PromQL.
-#![cfg(feature = "tls")]
+#![cfg(all(feature = "tls", any(feature = "grpc", feature = "http-proto")))]
 
 use std::time::Duration;
 
@@ -11,9 +11,14 @@ use crate::support::tls::{socket_of, Pki, TlsTerminator};
 use crate::support::victoria::{assert_reference_sequence, dump};
 use crate::support::*;
 use gym_metrics_api::Role;
-use gym_metrics_otel::{OtelBuilder, OtlpProtocol};
-use gym_testkit::{require, Rotel, Tool, VictoriaMetrics};
+use gym_metrics_otel::OtelBuilder;
+#[cfg(feature = "grpc")]
+use gym_metrics_otel::OtlpProtocol;
+#[cfg(feature = "grpc")]
+use gym_testkit::Rotel;
+use gym_testkit::{require, Tool, VictoriaMetrics};
 
+#[cfg(feature = "grpc")]
 fn tools() {
     require(Tool::VictoriaMetrics);
     require(Tool::Rotel);
@@ -48,6 +53,7 @@ fn run(vm: &VictoriaMetrics, service: &str, builder: impl Fn() -> OtelBuilder) {
     }
 }
 
+#[cfg(feature = "grpc")]
 #[test]
 fn grpc_over_tls_through_rotel() {
     if gym_testkit::ran_in_child() {
@@ -79,6 +85,7 @@ fn grpc_over_tls_through_rotel() {
     assert_eq!(tls.handshakes_failed(), 0);
 }
 
+#[cfg(feature = "grpc")]
 #[test]
 fn grpc_mtls_through_rotel() {
     if gym_testkit::ran_in_child() {
@@ -115,6 +122,7 @@ fn grpc_mtls_through_rotel() {
     );
 }
 
+#[cfg(feature = "http-proto")]
 #[test]
 fn http_mtls_into_victoria_metrics() {
     if gym_testkit::ran_in_child() {
@@ -144,6 +152,7 @@ fn http_mtls_into_victoria_metrics() {
     );
 }
 
+#[cfg(feature = "grpc")]
 #[test]
 fn insecure_makes_a_bare_grpc_endpoint_plaintext() {
     if gym_testkit::ran_in_child() {

@@ -1,4 +1,5 @@
 //! OTLP http/protobuf straight into VictoriaMetrics, read back with PromQL.
+#![cfg(feature = "http-proto")]
 
 use crate::support;
 

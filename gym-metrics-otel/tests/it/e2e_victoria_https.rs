@@ -2,7 +2,7 @@
 //! `-tls -tlsCertFile -tlsKeyFile` (a certificate made by the test, trusted
 //! through the CA setting or `OTEL_EXPORTER_OTLP_CERTIFICATE`); read back
 //! with PromQL on its plain listener.
-#![cfg(feature = "tls")]
+#![cfg(all(feature = "tls", feature = "http-proto"))]
 
 use crate::support::tls::Pki;
 use crate::support::victoria::{assert_reference_sequence, dump};

@@ -1,6 +1,7 @@
 //! Settings read from `OTEL_*` variables reach the wire: endpoint, headers,
 //! resource attributes and service name (variables passed through the lookup
 //! closure, so no process environment is touched).
+#![cfg(feature = "http-proto")]
 
 use crate::support;
 

@@ -1,12 +1,14 @@
 //! A collector that accepts connections and never answers: shutdown (and
 //! dropping the guard) still return within the deadline, and recording is
 //! not slowed by the hung export.
+#![cfg(any(feature = "http-proto", feature = "grpc"))]
 
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::support::record_cost_ns;
+#[cfg(feature = "http-proto")]
 use gym_metrics_api::backend::Recorder;
 use gym_metrics_api::Role;
 use gym_metrics_otel::{OtelBuilder, OtlpProtocol, ShutdownError};
@@ -71,6 +73,7 @@ fn shutdown_is_bounded(protocol: OtlpProtocol) {
     );
 }
 
+#[cfg(feature = "http-proto")]
 #[test]
 fn http_shutdown_returns_within_the_deadline() {
     if gym_testkit::ran_in_child() {
@@ -79,6 +82,7 @@ fn http_shutdown_returns_within_the_deadline() {
     shutdown_is_bounded(OtlpProtocol::HttpProtobuf);
 }
 
+#[cfg(feature = "grpc")]
 #[test]
 fn grpc_shutdown_returns_within_the_deadline() {
     if gym_testkit::ran_in_child() {
@@ -87,6 +91,7 @@ fn grpc_shutdown_returns_within_the_deadline() {
     shutdown_is_bounded(OtlpProtocol::Grpc);
 }
 
+#[cfg(feature = "http-proto")]
 #[test]
 fn dropping_the_guard_is_bounded_too() {
     if gym_testkit::ran_in_child() {
@@ -103,6 +108,7 @@ fn dropping_the_guard_is_bounded_too() {
     assert!(took < DEADLINE + Duration::from_millis(300), "{took:?}");
 }
 
+#[cfg(feature = "http-proto")]
 #[test]
 fn the_default_deadline_is_five_seconds() {
     if gym_testkit::ran_in_child() {

@@ -2,6 +2,7 @@
 //! recording stays cheap and memory flat while every export is refused,
 //! nothing is lost (the first export it accepts carries the exact totals),
 //! and shutdown returns within its deadline.
+#![cfg(feature = "http-proto")]
 
 use std::time::{Duration, Instant};
 

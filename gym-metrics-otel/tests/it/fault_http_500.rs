@@ -1,5 +1,6 @@
 //! A collector answering 500: failures logged once, nothing lost once it
 //! answers 200 again.
+#![cfg(feature = "http-proto")]
 
 use std::time::Duration;
 

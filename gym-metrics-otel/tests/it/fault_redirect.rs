@@ -3,6 +3,7 @@
 //! re-post the payload (and its headers, such as an API key) there, and a
 //! redirect to itself must not turn one export into a burst of requests:
 //! each export is one request, and its 3xx a failure logged with its status.
+#![cfg(feature = "http-proto")]
 
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,6 @@
 //! A collector that refuses connections: recording stays cheap and memory
 //! flat, the failure is logged once (rate-limited), shutdown is bounded.
+#![cfg(feature = "http-proto")]
 
 use std::net::TcpListener;
 use std::time::{Duration, Instant};

@@ -1,5 +1,6 @@
 //! A collector restarted mid-run: everything recorded while it was down
 //! arrives with the first export after it returns (cumulative totals).
+#![cfg(feature = "http-proto")]
 
 use crate::support;
 

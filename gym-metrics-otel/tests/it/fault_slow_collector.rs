@@ -2,6 +2,7 @@
 //! past the 500 ms export timeout. Recording is never slowed by the hung
 //! exports, memory stays flat, shutdown returns within its deadline; and a
 //! collector slow but within the timeout receives the exact totals.
+#![cfg(feature = "http-proto")]
 
 use std::time::{Duration, Instant};
 

@@ -2,6 +2,7 @@
 //! collector gets rollouts and no verifications, as from a Python Gym
 //! server, and install says so in one log line. (Global state: its own test
 //! binary.)
+#![cfg(feature = "http-proto")]
 
 use std::sync::Mutex;
 use std::time::Duration;

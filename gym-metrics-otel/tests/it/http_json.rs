@@ -6,6 +6,7 @@
 //! reads the specification's string-encoded integers (`"asInt": "4"`) as 0,
 //! and VictoriaMetrics answers 400 to JSON, so the exact values are checked
 //! at this receiver; see RELIABILITY.md.
+#![cfg(feature = "http-json")]
 
 use crate::support::fake_collector::{Answer, FakeCollector};
 use crate::support::otlp_json::{metric, point, resource_attribute, u64_of};

@@ -1,15 +1,23 @@
 //! An application that has its own Tokio runtime: building, exporting and
 //! shutting down from inside it neither panics nor deadlocks, for both
 //! protocols (the backend never blocks on the application's runtime).
+#![cfg(any(feature = "http-proto", feature = "grpc"))]
 
 use crate::support;
 
+#[cfg(feature = "grpc")]
 use std::net::TcpListener;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(feature = "grpc")]
+use std::time::Instant;
 
+#[cfg(feature = "http-proto")]
 use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::Role;
-use gym_metrics_otel::{OtelBuilder, OtlpProtocol};
+use gym_metrics_otel::OtelBuilder;
+#[cfg(feature = "grpc")]
+use gym_metrics_otel::OtlpProtocol;
+#[cfg(feature = "http-proto")]
 use support::fake_collector::{histogram_point, Answer, FakeCollector};
 use support::*;
 
@@ -20,6 +28,7 @@ fn app_runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+#[cfg(feature = "http-proto")]
 #[test]
 fn http_from_inside_a_current_thread_runtime() {
     let collector = FakeCollector::start(Answer::Ok);
@@ -41,6 +50,7 @@ fn http_from_inside_a_current_thread_runtime() {
     );
 }
 
+#[cfg(feature = "grpc")]
 #[test]
 fn grpc_from_inside_a_current_thread_runtime_is_bounded() {
     let port = TcpListener::bind("127.0.0.1:0")

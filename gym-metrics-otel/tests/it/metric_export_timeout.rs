@@ -3,6 +3,7 @@
 //! timeout of a minute, the export gives up at the metric export timeout
 //! and the failure is logged (uncapped, the first export would hang for the
 //! whole minute and nothing would be logged).
+#![cfg(feature = "http-proto")]
 
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};

@@ -4,7 +4,7 @@
 //! `opentelemetry-otlp`'s default HTTP client) panics when it is made. Once
 //! the backend is built, they work. Its own binary: the provider is
 //! process-wide.
-#![cfg(feature = "tls")]
+#![cfg(all(feature = "tls", any(feature = "http-proto", feature = "http-json")))]
 
 use gym_metrics_otel::{MetricsExporter, OtelBuilder};
 

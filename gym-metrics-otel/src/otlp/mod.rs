@@ -1,0 +1,101 @@
+//! OTLP export over the transports this build contains, one module each:
+//! `http_exporter` (features `http-proto` and `http-json`) and
+//! `grpc_exporter` (feature `grpc`). The whole module exists only when at
+//! least one is on.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use gym_metrics_kit::env::TlsEnv;
+use http::{HeaderMap, HeaderName, HeaderValue};
+use opentelemetry_sdk::metrics::{MeterProviderBuilder, Temporality};
+
+use crate::collector_url::{self, CollectorUrl};
+use crate::protocol::Transport;
+use crate::start::reader;
+use crate::{BuildError, ConfigError};
+
+#[cfg(feature = "grpc")]
+mod grpc_exporter;
+#[cfg(feature = "grpc")]
+mod grpc_runtime;
+#[cfg(any(feature = "http-proto", feature = "http-json"))]
+pub(crate) mod http_client;
+#[cfg(any(feature = "http-proto", feature = "http-json"))]
+mod http_exporter;
+
+/// Where and how OTLP exports go.
+pub(crate) struct Otlp {
+    /// The transport, built in (the builder resolved the protocol).
+    pub(crate) transport: Transport,
+    pub(crate) endpoint: Option<CollectorUrl>,
+    pub(crate) headers: Vec<(String, String)>,
+    /// The OTLP exporter's timeout: one request, and its retries' deadline.
+    pub(crate) timeout: Duration,
+    /// CA bundle, client identity, gRPC `insecure` (issue 17).
+    pub(crate) tls: TlsEnv,
+}
+
+/// `provider` with a periodic reader exporting over OTLP as `otlp` says.
+pub(crate) fn add_reader(
+    provider: MeterProviderBuilder,
+    otlp: Otlp,
+    temporality: Temporality,
+    interval: Duration,
+) -> Result<MeterProviderBuilder, BuildError> {
+    let url = collector_url::resolve(otlp.endpoint.as_ref(), otlp.transport.protocol())?;
+    let headers = header_map(&otlp.headers)?;
+    Ok(match otlp.transport {
+        #[cfg(feature = "http-proto")]
+        Transport::HttpProtobuf => {
+            let encoding = opentelemetry_otlp::Protocol::HttpBinary;
+            let exporter = http_exporter::exporter(encoding, &url, &headers, &otlp, temporality)?;
+            provider.with_reader(reader(exporter, &url, interval))
+        }
+        #[cfg(feature = "http-json")]
+        Transport::HttpJson => {
+            let encoding = opentelemetry_otlp::Protocol::HttpJson;
+            let exporter = http_exporter::exporter(encoding, &url, &headers, &otlp, temporality)?;
+            provider.with_reader(reader(exporter, &url, interval))
+        }
+        #[cfg(feature = "grpc")]
+        Transport::Grpc => {
+            let url = collector_url::grpc_url(&url, otlp.tls.insecure)?;
+            let exporter = grpc_exporter::exporter(&url, headers, &otlp, temporality)?;
+            provider.with_reader(reader(exporter, &url, interval))
+        }
+    })
+}
+
+/// The headers, validated as HTTP header names and values.
+fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ConfigError> {
+    let mut map = HeaderMap::new();
+    for (k, v) in headers {
+        let invalid = || {
+            ConfigError::invalid(
+                "headers (OTEL_EXPORTER_OTLP_[METRICS_]HEADERS)",
+                format!("{k}={v}"),
+                "header names of letters, digits and dashes, and values of visible ASCII",
+            )
+        };
+        let name = HeaderName::from_str(k).map_err(|_| invalid())?;
+        let value = HeaderValue::from_str(v).map_err(|_| invalid())?;
+        map.insert(name, value);
+    }
+    Ok(map)
+}
+
+/// In a build without the `tls` feature: an error naming the first TLS
+/// file setting given, which such a build cannot honour.
+#[cfg(not(feature = "tls"))]
+fn reject_without_tls(tls: &TlsEnv) -> Result<(), ConfigError> {
+    match tls.files().next() {
+        None => Ok(()),
+        Some(file) => Err(ConfigError::invalid(
+            file.source,
+            file.shown(),
+            "no TLS file in this build: gym-metrics-otel was built without its `tls` feature; \
+             enable it (it is on by default) or unset the variable",
+        )),
+    }
+}

@@ -8,7 +8,11 @@
 //!
 //! `cargo xtask bench scale` measures fleets instead (see `bench/scale.rs`);
 //! the report shows its last kept run.
+//!
+//! `cargo xtask bench build-cost` measures what each backend, and each peer,
+//! costs a user's build instead (see `bench/build_cost.rs`).
 
+mod build_cost;
 mod callgrind;
 mod chart;
 mod clock;
@@ -164,10 +168,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if let Some(("scale", rest)) = args.split_first().map(|(a, r)| (a.as_str(), r)) {
         return scale::run(rest);
     }
+    if let Some(("build-cost", rest)) = args.split_first().map(|(a, r)| (a.as_str(), r)) {
+        return build_cost::run(rest);
+    }
     let quick = args.iter().any(|a| a == "--quick");
     if let Some(other) = args.iter().find(|a| *a != "--quick") {
         return Err(format!(
-            "bench: unknown argument {other:?} (only --quick, or the subcommand scale)"
+            "bench: unknown argument {other:?} (only --quick, or the subcommand scale or build-cost)"
         ));
     }
     let out = target_dir().join("bench");
@@ -252,7 +259,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let chart = chart::chart("Record path: one histogram record, no attributes", &groups)?;
     std::fs::write(&chart_path, chart)
         .map_err(|e| format!("writing {}: {e}", chart_path.display()))?;
-    std::fs::write(&markdown_path, report::markdown(&results))
+    let previous = std::fs::read_to_string(&markdown_path).unwrap_or_default();
+    let markdown = build_cost::carry_over(&previous, report::markdown(&results));
+    std::fs::write(&markdown_path, markdown)
         .map_err(|e| format!("writing {}: {e}", markdown_path.display()))?;
     println!(
         "bench: wrote {} and {}",

@@ -2,6 +2,7 @@
 
 use std::process::{Command, Stdio};
 
+use crate::msrv::LIBRARY_CRATES;
 use crate::step::{cargo, Steps};
 
 /// A backend feature set: the packages built together, and their features.
@@ -111,6 +112,38 @@ pub fn run(args: &[String]) -> Result<(), String> {
     ]);
     steps.command("doc tests README.md and docs/ (prom and otel)", docs);
     steps.check("loom models", loom);
+    // Every public item documented and every intra-doc link resolved; then
+    // the library crates as docs.rs renders them (nightly, `--cfg docsrs`:
+    // each feature-gated item shows its feature).
+    let mut doc = cargo();
+    doc.args(["doc", "--workspace", "--all-features", "--no-deps"])
+        .env("RUSTDOCFLAGS", "-D warnings");
+    steps.command("cargo doc, warnings denied", doc);
+    // Through rustup: the `cargo` this process finds may be the stable
+    // toolchain's own binary, which takes no `+nightly`.
+    let mut docs_rs = Command::new("rustup");
+    docs_rs
+        .current_dir(crate::step::workspace_root())
+        .args([
+            "run",
+            "nightly",
+            "cargo",
+            "doc",
+            "--no-deps",
+            "--all-features",
+        ])
+        .args(LIBRARY_CRATES.iter().flat_map(|k| ["-p", k]))
+        .args(["--target-dir", "target/docs-rs"])
+        .env("RUSTDOCFLAGS", "--cfg docsrs -D warnings");
+    steps.command("docs.rs build (nightly, --cfg docsrs)", docs_rs);
+    steps.check(
+        "package: build from the packages, an outside consumer on Rust 1.85",
+        || crate::package::run(&[]),
+    );
+    steps.check(
+        "msrv: every library crate in every feature set on Rust 1.85",
+        || crate::msrv::run(&[]),
+    );
     // The `off` switch, from both sides: record calls reach nothing, and a
     // recording backend built into such a program refuses to start.
     let mut off = cargo();

@@ -65,6 +65,9 @@ commands:
   e2e     only the end-to-end tests
   loom    the model checks of the lock-free shard protocols
   bench   benchmarks beside the peer libraries; writes BENCHMARKS.md
+  bench build-cost [--only NAME]... [--jobs N]
+          what each backend and peer costs a user's build (unique dependencies,
+          cold release build, binary size); writes its section of BENCHMARKS.md
   dist    release builds for each backend into target/dist/
   msrv    every library crate in every feature set, checked by trixie's Rust 1.85.1
   package pack the library crates, build them from the packages, and build and

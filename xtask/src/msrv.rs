@@ -42,7 +42,7 @@ pub fn cargo_msrv(args: &[String]) -> Command {
             "mount --bind \"$REGISTRY\" \"$root/cargo-home/registry\"; ",
             "exec chroot \"$root\" /usr/bin/env -C /src ",
             "CARGO_HOME=/cargo-home CARGO_TARGET_DIR=/src/target/msrv ",
-            "CARGO_NET_OFFLINE=true CARGO_TERM_COLOR=never cargo \"$@\""
+            "CARGO_NET_OFFLINE=true CARGO_TERM_COLOR=never RUSTFLAGS=\"$RUSTFLAGS\" cargo \"$@\""
         ))
         .arg("sh")
         .arg(&root)
@@ -62,7 +62,7 @@ fn cargo_home() -> PathBuf {
 
 /// Provisions the toolchain, fetches every locked crate with the host's cargo,
 /// then checks each library crate with no features, its defaults, each
-/// feature alone and all of them.
+/// feature alone and all of them, warnings denied.
 pub fn run(args: &[String]) -> Result<(), String> {
     if let Some(extra) = args.first() {
         return Err(format!("`msrv` takes no arguments, got {extra:?}"));
@@ -82,7 +82,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
             ];
             args.extend(set.iter().cloned());
             eprintln!("msrv: cargo {}", args.join(" "));
-            let ok = cargo_msrv(&args).status().is_ok_and(|s| s.success());
+            // Warnings denied: a feature set that leaves an import unused fails.
+            let ok = cargo_msrv(&args)
+                .env("RUSTFLAGS", "-D warnings")
+                .status()
+                .is_ok_and(|s| s.success());
             if !ok {
                 failed.push(format!("{krate} {}", set.join(" ")));
             }

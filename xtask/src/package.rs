@@ -62,7 +62,8 @@ pub fn consume() -> Result<(), String> {
             ));
         }
         let mut cmd = cargo_msrv(&args);
-        cmd.env("OTEL_EXPORTER_PROMETHEUS_PORT", "0")
+        cmd.env("OTEL_EXPORTER_PROMETHEUS_HOST", "127.0.0.1")
+            .env("OTEL_EXPORTER_PROMETHEUS_PORT", "0")
             .env("OTEL_METRICS_EXPORTER", "console");
         let output = cmd
             .output()

@@ -10,9 +10,8 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::Command;
 
-use crate::step::{cargo, target_dir};
+use crate::step::{cargo, run_status, target_dir};
 
 mod checks;
 mod manifest;
@@ -165,15 +164,4 @@ fn build_and_check(backend: &'static str, options: &Options) -> Result<Manifest,
     }
     manifest.write(&out_dir)?;
     Ok(manifest)
-}
-
-fn run_status(mut cmd: Command) -> Result<(), String> {
-    let status = cmd
-        .status()
-        .map_err(|e| format!("could not start {cmd:?}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{cmd:?} failed: {status}"))
-    }
 }

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::step::{cargo, workspace_root};
+use crate::step::{cargo, run_status, workspace_root};
 use crate::tools::rust_msrv;
 
 /// The crates a user depends on, in dependency order.
@@ -101,14 +101,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
 
 /// `cargo fetch` by the host: the folder's cargo runs offline.
 pub fn fetch() -> Result<(), String> {
-    let status = cargo()
-        .args(["fetch", "--locked"])
-        .status()
-        .map_err(|e| format!("cargo fetch: {e}"))?;
-    status
-        .success()
-        .then_some(())
-        .ok_or_else(|| format!("cargo fetch --locked: {status}"))
+    let mut fetch = cargo();
+    fetch.args(["fetch", "--locked"]);
+    run_status(fetch)
 }
 
 /// The features of each library crate, from `cargo metadata`.

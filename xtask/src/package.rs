@@ -10,7 +10,7 @@
 
 use crate::msrv::{cargo_msrv, fetch, INSIDE, LIBRARY_CRATES};
 use crate::newcomer::rollout_counted;
-use crate::step::cargo;
+use crate::step::{cargo, run_status};
 use crate::tools::rust_msrv;
 
 /// The consumer's manifest, as seen inside the toolchain's folder.
@@ -36,11 +36,7 @@ pub fn pack() -> Result<(), String> {
     for krate in LIBRARY_CRATES {
         cmd.args(["-p", krate]);
     }
-    let status = cmd.status().map_err(|e| format!("cargo package: {e}"))?;
-    status
-        .success()
-        .then_some(())
-        .ok_or_else(|| format!("cargo package: {status}"))
+    run_status(cmd)
 }
 
 /// Builds and runs the consumer with each backend, on Rust 1.85.

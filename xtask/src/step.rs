@@ -27,6 +27,19 @@ pub fn cargo() -> Command {
     cmd
 }
 
+/// Runs `cmd` to completion, its output on this terminal; `Err` names the
+/// command and how it ended.
+pub fn run_status(mut cmd: Command) -> Result<(), String> {
+    let status = cmd
+        .status()
+        .map_err(|e| format!("could not start {cmd:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd:?} failed: {status}"))
+    }
+}
+
 /// Collects the outcome of every step and prints one line per step.
 #[derive(Default)]
 pub struct Steps {

@@ -4,24 +4,28 @@
 //!    its package, in dependency order (a file reached outside the crate's
 //!    folder fails here, not at publish time).
 //! 2. An outside consumer (`xtask/consumer`, not a workspace member) takes
-//!    the unpacked packages in place of the registry's crates, and is built
-//!    and run once per backend by trixie's Rust 1.85, the oldest the crates
-//!    declare: it records one rollout and reads it back.
+//!    the unpacked packages in place of the registry's crates. Trixie's
+//!    Rust 1.85, the oldest the crates declare, resolves it afresh and
+//!    checks it once per backend.
+//! 3. This machine's Rust builds and runs it once per backend: it records
+//!    one rollout and reads it back.
 
 use crate::msrv::{cargo_msrv, fetch, INSIDE, LIBRARY_CRATES};
 use crate::newcomer::rollout_counted;
-use crate::step::{cargo, run_status};
+use crate::step::{cargo, run_status, target_dir, workspace_root};
 use crate::tools::rust_msrv;
 
-/// The consumer's manifest, as seen inside the toolchain's folder.
+/// The consumer's manifest, under the workspace's root.
 const CONSUMER: &str = "xtask/consumer/Cargo.toml";
 
-/// Packs and verifies the library crates, then runs the consumer per backend.
+/// Packs and verifies the library crates, then checks the consumer on 1.85
+/// and runs it, per backend.
 pub fn run(args: &[String]) -> Result<(), String> {
     if let Some(extra) = args.first() {
         return Err(format!("`package` takes no arguments, got {extra:?}"));
     }
     pack()?;
+    check_on_msrv()?;
     consume()
 }
 
@@ -39,29 +43,57 @@ pub fn pack() -> Result<(), String> {
     run_status(cmd)
 }
 
-/// Builds and runs the consumer with each backend, on Rust 1.85.
-pub fn consume() -> Result<(), String> {
+/// The backends the consumer is built with, each its cargo feature.
+const BACKENDS: [&str; 3] = ["prom", "otel", "noop"];
+
+/// The consumer as a Rust 1.85 user gets it: resolved afresh by trixie's
+/// cargo (its lockfile is never committed), then checked per backend with
+/// warnings denied, in the target folder `cargo xtask msrv` fills with the
+/// same dependencies, so only the packages themselves are checked again.
+pub fn check_on_msrv() -> Result<(), String> {
     let version = rust_msrv::provision()?;
     fetch()?;
-    for backend in ["prom", "otel", "noop"] {
-        let mut args: Vec<String> = vec![
-            "run".into(),
-            "--quiet".into(),
-            "--manifest-path".into(),
-            format!("{INSIDE}/{CONSUMER}"),
-            "--features".into(),
-            backend.into(),
-        ];
-        // Each published name is read from its package, not from the tree.
-        for krate in LIBRARY_CRATES {
-            args.push("--config".into());
-            args.push(format!(
-                "patch.crates-io.{krate}.path=\"{INSIDE}/target/package/{krate}-{}\"",
-                env!("CARGO_PKG_VERSION")
+    let lock = workspace_root().join("xtask/consumer/Cargo.lock");
+    if lock.exists() {
+        std::fs::remove_file(&lock).map_err(|e| format!("{}: {e}", lock.display()))?;
+    }
+    for backend in BACKENDS {
+        let mut args: Vec<String> = vec!["check".into(), "--quiet".into()];
+        args.extend(consumer_args(
+            INSIDE,
+            &format!("{INSIDE}/target/package"),
+            backend,
+        ));
+        let ok = cargo_msrv(&args)
+            .env("RUSTFLAGS", "-D warnings")
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            return Err(format!(
+                "consumer {backend}: resolving or checking on {version} failed"
             ));
         }
-        let mut cmd = cargo_msrv(&args);
-        cmd.env("OTEL_EXPORTER_PROMETHEUS_HOST", "127.0.0.1")
+        eprintln!("package: consumer {backend} resolved and checked on {version}");
+    }
+    Ok(())
+}
+
+/// Builds and runs the consumer with each backend on this machine's Rust,
+/// in the workspace's target folder and dev profile: dependencies are the
+/// ones its builds left there, so only the packages and the consumer build.
+pub fn consume() -> Result<(), String> {
+    let root = workspace_root();
+    let packages = target_dir().join("package");
+    let (Some(root), Some(packages)) = (root.to_str(), packages.to_str()) else {
+        return Err("the workspace path is not UTF-8".into());
+    };
+    for backend in BACKENDS {
+        let mut cmd = cargo();
+        cmd.args(["run", "--quiet", "--locked"])
+            .args(consumer_args(root, packages, backend))
+            .args(["--config", "profile.dev.package.\"*\".debug=false"])
+            .env("CARGO_TARGET_DIR", target_dir())
+            .env("OTEL_EXPORTER_PROMETHEUS_HOST", "127.0.0.1")
             .env("OTEL_EXPORTER_PROMETHEUS_PORT", "0")
             .env("OTEL_METRICS_EXPORTER", "console");
         let output = cmd
@@ -70,15 +102,35 @@ pub fn consume() -> Result<(), String> {
         let stdout = String::from_utf8_lossy(&output.stdout);
         if !output.status.success() {
             return Err(format!(
-                "consumer {backend} on {version} failed ({}):\n{stdout}{}",
+                "consumer {backend} failed ({}):\n{stdout}{}",
                 output.status,
                 String::from_utf8_lossy(&output.stderr)
             ));
         }
         read_back(backend, &stdout)?;
-        eprintln!("package: consumer {backend} on {version}: recorded and read back");
+        eprintln!("package: consumer {backend}: recorded and read back");
     }
     Ok(())
+}
+
+/// The consumer's manifest under the workspace seen at `root`, the backend's
+/// feature, and each published name read from its package in `packages`
+/// (where `cargo package` left them), not from the tree.
+fn consumer_args(root: &str, packages: &str, backend: &str) -> Vec<String> {
+    let mut args = vec![
+        "--manifest-path".into(),
+        format!("{root}/{CONSUMER}"),
+        "--features".into(),
+        backend.into(),
+    ];
+    for krate in LIBRARY_CRATES {
+        args.push("--config".into());
+        args.push(format!(
+            "patch.crates-io.{krate}.path=\"{packages}/{krate}-{}\"",
+            env!("CARGO_PKG_VERSION")
+        ));
+    }
+    args
 }
 
 /// The consumer's output shows the one rollout it recorded.

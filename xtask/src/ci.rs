@@ -3,7 +3,7 @@
 use std::process::{Command, Stdio};
 
 use crate::msrv::LIBRARY_CRATES;
-use crate::step::{cargo, Steps};
+use crate::step::{cargo, target_dir, Steps};
 
 /// A backend feature set: the packages built together, and their features.
 ///
@@ -49,6 +49,13 @@ const FEATURE_SETS: &[FeatureSet] = &[
     },
 ];
 
+/// This program with `command`: a step run in a process of its own.
+fn xtask(command: &str) -> Command {
+    let mut cmd = Command::new(std::env::current_exe().unwrap_or_else(|_| "xtask".into()));
+    cmd.arg(command);
+    cmd
+}
+
 fn cargo_with(subcommand: &[&str], set: &FeatureSet, trailing: &[&str]) -> Command {
     let mut cmd = cargo();
     cmd.args(subcommand).args(set.args).args(trailing);
@@ -79,15 +86,22 @@ pub fn run(args: &[String]) -> Result<(), String> {
         crate::prose::check,
     );
 
+    // The servers the e2e tests drive are provisioned once, beside clippy:
+    // downloading and unpacking wait on the network and the disk, clippy on
+    // the CPU. (A test would provision a missing one itself, and fail if it
+    // could not.)
+    let tools = steps.start(
+        "tools",
+        xtask("tools"),
+        target_dir().join("tools/provision.log"),
+    );
     for set in FEATURE_SETS {
         steps.command(
             &format!("clippy {}", set.name),
             cargo_with(&["clippy", "--all-targets"], set, &["--", "-D", "warnings"]),
         );
     }
-    // Provision the servers the e2e tests drive up front, once (a test would
-    // provision a missing one itself, and fail if it could not).
-    steps.check("tools", crate::tools::provision_all);
+    steps.wait(tools);
     for set in FEATURE_SETS {
         steps.command(&format!("test {}", set.name), nextest(set, &[]));
     }

@@ -1,7 +1,8 @@
 //! Running CI steps: each prints one summary line, and failures are collected.
 
+use std::fs::File;
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Child, Command};
 use std::time::Instant;
 
 /// The workspace root (the parent of this crate's folder).
@@ -77,6 +78,59 @@ impl Steps {
         ok
     }
 
+    /// Starts `cmd` as the step `name`, to run beside the steps that come
+    /// before [`Steps::wait`]; its output goes to `log`, not between theirs.
+    pub fn start(&mut self, name: &str, mut cmd: Command, log: PathBuf) -> Background {
+        eprintln!(
+            "\n==> ci: {name}: started beside the next steps: {cmd:?} > {}",
+            log.display()
+        );
+        let child = log
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| File::create(&log))
+            .and_then(|out| {
+                let err = out.try_clone()?;
+                cmd.stdout(out).stderr(err).spawn()
+            })
+            .map_err(|e| format!("could not start {cmd:?}: {e}"));
+        Background {
+            name: name.to_string(),
+            child,
+            log,
+            start: Instant::now(),
+        }
+    }
+
+    /// Waits for a step [`Steps::start`] began and shows its output. The
+    /// summary gives the time waited here; the step's own time is printed.
+    pub fn wait(&mut self, step: Background) -> bool {
+        eprintln!("\n==> ci: {}: waiting", step.name);
+        let waited = Instant::now();
+        let ok = match step.child.and_then(|mut child| {
+            child
+                .wait()
+                .map_err(|e| format!("could not wait for it: {e}"))
+        }) {
+            Ok(status) => status.success(),
+            Err(e) => {
+                eprintln!("{e}");
+                false
+            }
+        };
+        match std::fs::read_to_string(&step.log) {
+            Ok(text) => eprint!("{text}"),
+            Err(e) => eprintln!("{}: {e}", step.log.display()),
+        }
+        eprintln!(
+            "{}: ran {:.1}s in all",
+            step.name,
+            step.start.elapsed().as_secs_f64()
+        );
+        self.record(&format!("{} (waited for)", step.name), ok, waited);
+        ok
+    }
+
     fn record(&mut self, name: &str, ok: bool, start: Instant) {
         let secs = start.elapsed().as_secs_f64();
         let verdict = if ok { "ok" } else { "FAILED" };
@@ -99,5 +153,38 @@ impl Steps {
         } else {
             Err(format!("{failed} ci step(s) failed"))
         }
+    }
+}
+
+/// A step running beside others: see [`Steps::start`].
+pub struct Background {
+    name: String,
+    child: Result<Child, String>,
+    log: PathBuf,
+    start: Instant,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_started_beside_others_is_waited_for_and_its_verdict_kept() {
+        let dir = std::env::temp_dir().join(format!("xtask-step-{}", std::process::id()));
+        let mut steps = Steps::default();
+        let mut ok = Command::new("sh");
+        ok.args(["-c", "echo provisioned; sleep 0.2"]);
+        let mut failing = Command::new("sh");
+        failing.args(["-c", "echo broken >&2; exit 3"]);
+        let first = steps.start("ok", ok, dir.join("ok.log"));
+        let second = steps.start("failing", failing, dir.join("failing.log"));
+        assert!(steps.wait(first));
+        assert!(!steps.wait(second));
+        let log = std::fs::read_to_string(dir.join("ok.log")).unwrap();
+        assert_eq!(log, "provisioned\n");
+        let log = std::fs::read_to_string(dir.join("failing.log")).unwrap();
+        assert_eq!(log, "broken\n");
+        assert!(steps.finish().is_err());
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

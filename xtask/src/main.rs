@@ -70,8 +70,8 @@ commands:
           cold release build, binary size); writes its section of BENCHMARKS.md
   dist    release builds for each backend into target/dist/
   msrv    every library crate in every feature set, checked by trixie's Rust 1.85.1
-  package pack the library crates, build them from the packages, and build and
-          run an outside consumer of them on Rust 1.85.1, once per backend
+  package pack the library crates, build them from the packages, and check an
+          outside consumer of them on Rust 1.85.1 and run it, once per backend
   screenshot [--out PNG] [--seconds N]
           the fleet's metrics graphed in Prometheus's web UI by headless Chromium
           (deploy/prometheus-ui.png)";

@@ -50,7 +50,9 @@ impl NoopBuilder {
     /// Never.
     ///
     /// ```
-    /// std::env::set_var("OTEL_METRICS_EXPORTER", "console");
+    /// // OTEL_METRICS_EXPORTER=console in the process environment
+    /// # // SAFETY: the example has not started a thread yet.
+    /// # unsafe { std::env::set_var("OTEL_METRICS_EXPORTER", "console") };
     /// let b = gym_metrics_noop::NoopBuilder::from_env()?; // reads none of it
     /// assert_eq!(format!("{b:?}"), format!("{:?}", gym_metrics_noop::NoopBuilder::new()));
     /// # Ok::<(), std::convert::Infallible>(())

@@ -154,7 +154,9 @@ impl OtelBuilder {
     /// variable and the value (secrets redacted).
     ///
     /// ```
-    /// std::env::set_var("OTEL_METRIC_EXPORT_INTERVAL", "250");
+    /// // OTEL_METRIC_EXPORT_INTERVAL=250 in the process environment
+    /// # // SAFETY: the example has not started a thread yet.
+    /// # unsafe { std::env::set_var("OTEL_METRIC_EXPORT_INTERVAL", "250") };
     /// let builder = gym_metrics_otel::OtelBuilder::from_env()?;
     /// assert!(format!("{builder:?}").contains("export_interval: 250ms"));
     /// # Ok::<(), gym_metrics_otel::ConfigError>(())
@@ -831,13 +833,13 @@ impl OtelBuilder {
 /// What `install` sets as the process's `metrics` recorder after ours: the
 /// bridge, when the builder asked for it.
 #[cfg(feature = "metrics-bridge")]
-fn metrics_bridge(guard: &OtelGuard) -> impl ThenInstall<BuildError> {
+fn metrics_bridge(guard: &OtelGuard) -> impl ThenInstall<BuildError> + use<> {
     guard.metrics_recorder()
 }
 
 /// Without the feature, nothing.
 #[cfg(not(feature = "metrics-bridge"))]
-fn metrics_bridge(_: &OtelGuard) -> impl ThenInstall<BuildError> {}
+fn metrics_bridge(_: &OtelGuard) -> impl ThenInstall<BuildError> + use<> {}
 
 impl fmt::Debug for OtelBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -103,7 +103,9 @@ impl PrometheusBuilder {
     /// parsed or is not UTF-8.
     ///
     /// ```
-    /// std::env::set_var("OTEL_SERVICE_NAME", "lab");
+    /// // OTEL_SERVICE_NAME=lab in the process environment
+    /// # // SAFETY: the example has not started a thread yet.
+    /// # unsafe { std::env::set_var("OTEL_SERVICE_NAME", "lab") };
     /// let (_recorder, handle) = gym_metrics_prom::PrometheusBuilder::from_env()?.build()?;
     /// assert!(handle.render().contains("service_name=\"lab/server\""));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -527,13 +529,13 @@ impl PrometheusBuilder {
 /// What `install` sets as the process's `metrics` recorder after ours: the
 /// bridge, when the builder asked for it.
 #[cfg(feature = "metrics-bridge")]
-fn metrics_bridge(handle: &PrometheusHandle) -> impl ThenInstall<BuildError> {
+fn metrics_bridge(handle: &PrometheusHandle) -> impl ThenInstall<BuildError> + use<> {
     handle.metrics_recorder()
 }
 
 /// Without the feature, nothing.
 #[cfg(not(feature = "metrics-bridge"))]
-fn metrics_bridge(_: &PrometheusHandle) -> impl ThenInstall<BuildError> {}
+fn metrics_bridge(_: &PrometheusHandle) -> impl ThenInstall<BuildError> + use<> {}
 
 impl PrometheusBuilder {
     /// The web configuration, loaded (its certificates read) now.

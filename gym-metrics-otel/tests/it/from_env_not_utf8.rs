@@ -14,20 +14,32 @@ fn a_stray_byte_in_any_variable_is_an_error_naming_it_with_secrets_redacted() {
         return;
     }
     for variable in ENV_VARIABLES {
-        std::env::set_var(variable, OsStr::from_bytes(b"http://collector\xff:4318"));
+        // SAFETY: this test has the process to itself (`ran_in_child`), and no
+        // other thread of it reads or writes the environment meanwhile.
+        unsafe {
+            std::env::set_var(variable, OsStr::from_bytes(b"http://collector\xff:4318"));
+        }
         let e = OtelBuilder::from_env().unwrap_err();
         assert_eq!(e.variable(), variable);
         let text = e.to_string();
         assert!(text.contains(variable) && text.contains("UTF-8"), "{text}");
-        std::env::remove_var(variable);
+        // SAFETY: this test has the process to itself (`ran_in_child`), and no
+        // other thread of it reads or writes the environment meanwhile.
+        unsafe {
+            std::env::remove_var(variable);
+        }
     }
     assert!(OtelBuilder::from_env().is_ok());
 
     let headers = "OTEL_EXPORTER_OTLP_HEADERS";
-    std::env::set_var(
-        headers,
-        OsStr::from_bytes(b"authorization=Bearer s3cret\xff"),
-    );
+    // SAFETY: this test has the process to itself (`ran_in_child`), and no
+    // other thread of it reads or writes the environment meanwhile.
+    unsafe {
+        std::env::set_var(
+            headers,
+            OsStr::from_bytes(b"authorization=Bearer s3cret\xff"),
+        );
+    }
     let e = OtelBuilder::from_env().unwrap_err();
     let printed = format!("{e} / {e:?}");
     assert!(
@@ -35,5 +47,9 @@ fn a_stray_byte_in_any_variable_is_an_error_naming_it_with_secrets_redacted() {
         "{printed}"
     );
     assert!(!printed.contains("s3cret"), "{printed}");
-    std::env::remove_var(headers);
+    // SAFETY: this test has the process to itself (`ran_in_child`), and no
+    // other thread of it reads or writes the environment meanwhile.
+    unsafe {
+        std::env::remove_var(headers);
+    }
 }

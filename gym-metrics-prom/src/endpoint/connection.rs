@@ -182,7 +182,7 @@ async fn answer<B>(
     request: &Request<B>,
     state: &Arc<ConnectionState>,
     shared: &Shared,
-) -> Response<impl hyper::body::Body<Data = Bytes, Error = Infallible> + Send + 'static> {
+) -> Response<impl hyper::body::Body<Data = Bytes, Error = Infallible> + Send + 'static + use<B>> {
     let in_progress = state.request_started();
     let (mut response, is_final) = match refusal(request, shared).await {
         Some(refused) => (refused, false),

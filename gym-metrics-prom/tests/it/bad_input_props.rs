@@ -100,9 +100,17 @@ proptest! {
         }
         const PORT: &str = "OTEL_EXPORTER_PROMETHEUS_PORT";
         // SAFETY-free in edition 2021; this is the only test of this binary touching the environment.
-        std::env::set_var(PORT, &value);
+        // SAFETY: this test has the process to itself (`ran_in_child`), and no
+        // other thread of it reads or writes the environment meanwhile.
+        unsafe {
+            std::env::set_var(PORT, &value);
+        }
         let result = PrometheusBuilder::from_env();
-        std::env::remove_var(PORT);
+        // SAFETY: this test has the process to itself (`ran_in_child`), and no
+        // other thread of it reads or writes the environment meanwhile.
+        unsafe {
+            std::env::remove_var(PORT);
+        }
         let trimmed = value.trim();
         if trimmed.is_empty() || trimmed.parse::<u16>().is_ok() {
             prop_assert!(result.is_ok(), "{value:?}: {:?}", result.err());

@@ -41,9 +41,13 @@ fn loopback_by_default_only_metrics_nothing_revealed_and_a_no_op_after_shutdown(
         return;
     }
     // Unless told otherwise: only the port is set (0 picks a free one), the host is the default.
-    std::env::remove_var("OTEL_EXPORTER_PROMETHEUS_HOST");
-    std::env::set_var("OTEL_EXPORTER_PROMETHEUS_PORT", "0");
-    std::env::set_var("GYM_SECRET_TOKEN", CANARY);
+    // SAFETY: this test has the process to itself (`ran_in_child`), and no
+    // other thread of it reads or writes the environment meanwhile.
+    unsafe {
+        std::env::remove_var("OTEL_EXPORTER_PROMETHEUS_HOST");
+        std::env::set_var("OTEL_EXPORTER_PROMETHEUS_PORT", "0");
+        std::env::set_var("GYM_SECRET_TOKEN", CANARY);
+    }
     let guard = PrometheusBuilder::from_env().unwrap().install().unwrap();
     let addr = guard.local_addr();
     assert!(addr.ip().is_loopback(), "bound {addr}, not loopback");

@@ -9,19 +9,27 @@ fn reads_the_otel_variables_and_names_a_bad_one() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    std::env::set_var("OTEL_EXPORTER_PROMETHEUS_PORT", "ninety");
+    // SAFETY: this test has the process to itself (`ran_in_child`), and no
+    // other thread of it reads or writes the environment meanwhile.
+    unsafe {
+        std::env::set_var("OTEL_EXPORTER_PROMETHEUS_PORT", "ninety");
+    }
     let e = PrometheusBuilder::from_env().unwrap_err().to_string();
     assert!(
         e.contains("OTEL_EXPORTER_PROMETHEUS_PORT") && e.contains("ninety"),
         "{e}"
     );
 
-    std::env::set_var("OTEL_EXPORTER_PROMETHEUS_PORT", "0");
-    std::env::set_var("OTEL_SERVICE_NAME", "lab");
-    std::env::set_var(
-        "OTEL_RESOURCE_ATTRIBUTES",
-        "deployment.environment=staging,team=r%20l",
-    );
+    // SAFETY: this test has the process to itself (`ran_in_child`), and no
+    // other thread of it reads or writes the environment meanwhile.
+    unsafe {
+        std::env::set_var("OTEL_EXPORTER_PROMETHEUS_PORT", "0");
+        std::env::set_var("OTEL_SERVICE_NAME", "lab");
+        std::env::set_var(
+            "OTEL_RESOURCE_ATTRIBUTES",
+            "deployment.environment=staging,team=r%20l",
+        );
+    }
     let (recorder, handle) = PrometheusBuilder::from_env().unwrap().build().unwrap();
     let text = handle.render();
     assert!(text.contains("service_name=\"lab/server\""), "{text}");
@@ -32,19 +40,31 @@ fn reads_the_otel_variables_and_names_a_bad_one() {
     assert!(text.contains("team=\"r l\""), "{text}");
     assert_eq!(recorder.role().name(), "server");
 
-    std::env::set_var("OTEL_RESOURCE_ATTRIBUTES", "broken");
+    // SAFETY: this test has the process to itself (`ran_in_child`), and no
+    // other thread of it reads or writes the environment meanwhile.
+    unsafe {
+        std::env::set_var("OTEL_RESOURCE_ATTRIBUTES", "broken");
+    }
     let e = PrometheusBuilder::from_env().unwrap_err().to_string();
     assert!(
         e.contains("OTEL_RESOURCE_ATTRIBUTES") && e.contains("broken"),
         "{e}"
     );
 
-    std::env::remove_var("OTEL_RESOURCE_ATTRIBUTES");
+    // SAFETY: this test has the process to itself (`ran_in_child`), and no
+    // other thread of it reads or writes the environment meanwhile.
+    unsafe {
+        std::env::remove_var("OTEL_RESOURCE_ATTRIBUTES");
+    }
 
     // NeMo Gym's variables go through the same reading: a bad one names
     // itself, the Gym prefix wins over the lens one, SLURM_JOB_ID is the
     // run id when none is set.
-    std::env::set_var("NEMO_LENS_SPAN_GROUPS", "checkpoint");
+    // SAFETY: this test has the process to itself (`ran_in_child`), and no
+    // other thread of it reads or writes the environment meanwhile.
+    unsafe {
+        std::env::set_var("NEMO_LENS_SPAN_GROUPS", "checkpoint");
+    }
     let e = PrometheusBuilder::from_env().unwrap_err().to_string();
     assert!(
         e.contains("NEMO_LENS_SPAN_GROUPS")
@@ -52,15 +72,23 @@ fn reads_the_otel_variables_and_names_a_bad_one() {
             && e.contains("per_rollout"),
         "{e}"
     );
-    std::env::set_var("NEMO_GYM_OTEL_SPAN_GROUPS", "all");
-    std::env::set_var("SLURM_JOB_ID", "4242");
-    std::env::set_var("NEMO_GYM_OTEL_SERVICE_NAME_PER_SERVER", "false");
+    // SAFETY: this test has the process to itself (`ran_in_child`), and no
+    // other thread of it reads or writes the environment meanwhile.
+    unsafe {
+        std::env::set_var("NEMO_GYM_OTEL_SPAN_GROUPS", "all");
+        std::env::set_var("SLURM_JOB_ID", "4242");
+        std::env::set_var("NEMO_GYM_OTEL_SERVICE_NAME_PER_SERVER", "false");
+    }
     let (_recorder, handle) = PrometheusBuilder::from_env().unwrap().build().unwrap();
     let text = handle.render();
     assert!(text.contains("nemo_run_id=\"4242\""), "{text}");
     assert!(text.contains("service_name=\"lab\""), "{text}");
     assert!(text.contains("nemo_gym_service_group=\"lab\""), "{text}");
-    std::env::set_var("NEMO_GYM_OTEL_RUN_ID", "run-9");
+    // SAFETY: this test has the process to itself (`ran_in_child`), and no
+    // other thread of it reads or writes the environment meanwhile.
+    unsafe {
+        std::env::set_var("NEMO_GYM_OTEL_RUN_ID", "run-9");
+    }
     let (_recorder, handle) = PrometheusBuilder::from_env().unwrap().build().unwrap();
     assert!(handle.render().contains("nemo_run_id=\"run-9\""));
 }

@@ -15,12 +15,20 @@ fn a_stray_byte_in_any_variable_is_an_error_naming_it() {
     // OTEL_SERVICE_NAME would parse whatever it held: a lossy read would
     // have exported a service name with U+FFFD in it, silently.
     for variable in ["OTEL_SERVICE_NAME", "OTEL_EXPORTER_PROMETHEUS_HOST"] {
-        std::env::set_var(variable, OsStr::from_bytes(b"lab\xff"));
+        // SAFETY: this test has the process to itself (`ran_in_child`), and no
+        // other thread of it reads or writes the environment meanwhile.
+        unsafe {
+            std::env::set_var(variable, OsStr::from_bytes(b"lab\xff"));
+        }
         let e = PrometheusBuilder::from_env().unwrap_err();
         assert_eq!(e.variable(), variable);
         let text = e.to_string();
         assert!(text.contains(variable) && text.contains("UTF-8"), "{text}");
-        std::env::remove_var(variable);
+        // SAFETY: this test has the process to itself (`ran_in_child`), and no
+        // other thread of it reads or writes the environment meanwhile.
+        unsafe {
+            std::env::remove_var(variable);
+        }
     }
     assert!(PrometheusBuilder::from_env().is_ok());
 }

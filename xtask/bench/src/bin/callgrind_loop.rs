@@ -18,7 +18,9 @@ use gym_metrics_api::{record_rollout_duration, record_verify};
 
 /// The loop without a record call: the loop counter made opaque, as the
 /// record loops make it, so that no loop is optimised away.
-#[no_mangle]
+// SAFETY (each `no_mangle` here): the names are this binary's own, unique
+// symbols that callgrind's `--toggle-collect` finds; nothing else defines them.
+#[unsafe(no_mangle)]
 #[inline(never)]
 pub fn gym_bench_empty_loop(n: u64) {
     for i in 0..n {
@@ -28,7 +30,7 @@ pub fn gym_bench_empty_loop(n: u64) {
 
 /// The `Duration` the record loops pass, built N times and nothing else:
 /// what the record loops cost over it is the record call itself.
-#[no_mangle]
+#[unsafe(no_mangle)]
 #[inline(never)]
 pub fn gym_bench_duration_loop(n: u64) {
     for i in 0..n {
@@ -39,7 +41,7 @@ pub fn gym_bench_duration_loop(n: u64) {
 /// A `metrics::counter!` increment N times: with no `metrics` recorder in
 /// the process (nothing installed, or the noop backend, which installs
 /// none), what the `metrics` crate itself costs with no recorder.
-#[no_mangle]
+#[unsafe(no_mangle)]
 #[inline(never)]
 pub fn gym_bench_metrics_loop(n: u64) {
     for i in 0..n {
@@ -48,7 +50,7 @@ pub fn gym_bench_metrics_loop(n: u64) {
 }
 
 /// `record_rollout_duration` N times.
-#[no_mangle]
+#[unsafe(no_mangle)]
 #[inline(never)]
 pub fn gym_bench_rollout_loop(n: u64) {
     for i in 0..n {
@@ -57,7 +59,7 @@ pub fn gym_bench_rollout_loop(n: u64) {
 }
 
 /// `record_verify` N times (the outcome a constant).
-#[no_mangle]
+#[unsafe(no_mangle)]
 #[inline(never)]
 pub fn gym_bench_verify_loop(n: u64) {
     for i in 0..n {

@@ -19,6 +19,7 @@ mod e2e_tls_terminated;
 mod e2e_victoria_http;
 mod e2e_victoria_https;
 mod env_to_wire;
+mod exemplars;
 mod fault_black_hole;
 mod fault_http_429;
 mod fault_http_500;

@@ -7,11 +7,11 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Runs `job` on a new thread named `name` and waits at most `deadline` for
-/// its result. `None` when the deadline ended the wait: it passed with no
-/// result (the job goes on in the background and its result is dropped), a
-/// failure arrived only once it had passed (the SDK's own timeouts, also
-/// 5 s by default, then race ours, and the deadline is what the caller set),
-/// or no thread could be started.
+/// its result. `None` when the deadline ended the wait, in three cases:
+/// - it passed with no result (the job goes on, its result dropped);
+/// - a failure arrived only once it had passed: the SDK's own timeouts,
+///   also 5 s by default, race ours, and the caller set the deadline;
+/// - no thread could be started.
 pub(crate) fn run_with_deadline<T: Send + 'static, E: Send + 'static>(
     name: &str,
     deadline: Duration,

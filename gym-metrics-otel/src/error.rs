@@ -117,7 +117,8 @@ pub enum ShutdownError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum FlushError {
-    /// The export did not finish within the deadline; it goes on in the background.
+    /// The export did not finish within the deadline; it may go on in the
+    /// background (an export that failed only after the deadline counts here).
     #[error("flush did not finish within {deadline:?}: the collector did not answer in time; check the collector or raise the shutdown timeout")]
     TimedOut {
         /// The deadline that passed.

@@ -5,8 +5,8 @@
 //!    folder fails here, not at publish time).
 //! 2. An outside consumer (`xtask/consumer`, not a workspace member) takes
 //!    the unpacked packages in place of the registry's crates. Trixie's
-//!    Rust 1.85, the oldest the crates declare, resolves it afresh and
-//!    checks it once per backend.
+//!    Rust 1.85, the oldest the crates declare, resolves it anew (offline,
+//!    among the crates fetched here) and checks it once per backend.
 //! 3. This machine's Rust builds and runs it once per backend: it records
 //!    one rollout and reads it back.
 
@@ -24,6 +24,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if let Some(extra) = args.first() {
         return Err(format!("`package` takes no arguments, got {extra:?}"));
     }
+    packages_inside()?; // before minutes of packing, not after
     pack()?;
     check_on_msrv()?;
     consume()
@@ -46,11 +47,13 @@ pub fn pack() -> Result<(), String> {
 /// The backends the consumer is built with, each its cargo feature.
 const BACKENDS: [&str; 3] = ["prom", "otel", "noop"];
 
-/// The consumer as a Rust 1.85 user gets it: resolved afresh by trixie's
-/// cargo (its lockfile is never committed), then checked per backend with
-/// warnings denied, in the target folder `cargo xtask msrv` fills with the
-/// same dependencies, so only the packages themselves are checked again.
+/// The consumer on Rust 1.85. Trixie's cargo resolves it anew (its lockfile
+/// is never committed), offline, among the crates this machine has fetched.
+/// It then checks it per backend with warnings denied. The target folder is
+/// the one `cargo xtask msrv` fills with the same dependencies, so only the
+/// packages themselves are checked again.
 pub fn check_on_msrv() -> Result<(), String> {
+    let packages = packages_inside()?;
     let version = rust_msrv::provision()?;
     fetch()?;
     let lock = workspace_root().join("xtask/consumer/Cargo.lock");
@@ -59,11 +62,7 @@ pub fn check_on_msrv() -> Result<(), String> {
     }
     for backend in BACKENDS {
         let mut args: Vec<String> = vec!["check".into(), "--quiet".into()];
-        args.extend(consumer_args(
-            INSIDE,
-            &format!("{INSIDE}/target/package"),
-            backend,
-        ));
+        args.extend(consumer_args(INSIDE, &packages, backend));
         let ok = cargo_msrv(&args)
             .env("RUSTFLAGS", "-D warnings")
             .status()
@@ -78,14 +77,28 @@ pub fn check_on_msrv() -> Result<(), String> {
     Ok(())
 }
 
+/// Where the packages are as Rust 1.85's folder sees them: it sees the
+/// workspace only (at `INSIDE`), so a target folder outside it is an error.
+fn packages_inside() -> Result<String, String> {
+    let packages = target_dir().join("package");
+    match packages.strip_prefix(workspace_root()) {
+        Ok(inside) => Ok(format!("{INSIDE}/{}", inside.display())),
+        Err(_) => Err(format!(
+            "the packages go to {}, outside the workspace, where Rust 1.85's folder cannot see them: unset CARGO_TARGET_DIR or point it inside the workspace",
+            packages.display()
+        )),
+    }
+}
+
 /// Builds and runs the consumer with each backend on this machine's Rust,
 /// in the workspace's target folder and dev profile: dependencies are the
 /// ones its builds left there, so only the packages and the consumer build.
+/// It uses the lockfile [`check_on_msrv`] wrote (`--locked`).
 pub fn consume() -> Result<(), String> {
     let root = workspace_root();
     let packages = target_dir().join("package");
     let (Some(root), Some(packages)) = (root.to_str(), packages.to_str()) else {
-        return Err("the workspace path is not UTF-8".into());
+        return Err("the workspace or target folder's path is not UTF-8".into());
     };
     for backend in BACKENDS {
         let mut cmd = cargo();

@@ -3,7 +3,7 @@
 use std::process::{Command, Stdio};
 
 use crate::msrv::LIBRARY_CRATES;
-use crate::step::{cargo, target_dir, Steps};
+use crate::step::{cargo, Steps};
 
 /// A backend feature set: the packages built together, and their features.
 ///
@@ -87,14 +87,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
     );
 
     // The servers the e2e tests drive are provisioned once, beside clippy:
-    // downloading and unpacking wait on the network and the disk, clippy on
-    // the CPU. (A test would provision a missing one itself, and fail if it
-    // could not.)
-    let tools = steps.start(
-        "tools",
-        xtask("tools"),
-        target_dir().join("tools/provision.log"),
-    );
+    // downloading and unpacking wait mostly on the network and the disk,
+    // clippy on the CPU (a missing cargo-nextest is compiled, and competes).
+    // A test would provision a missing server itself, and fail if it could not.
+    let log = gym_testkit::tools_dir().join("provision.log");
+    let tools = steps.start("tools", xtask("tools"), log);
     for set in FEATURE_SETS {
         steps.command(
             &format!("clippy {}", set.name),

@@ -89,11 +89,14 @@ impl Steps {
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
             .and_then(|()| File::create(&log))
+            .map_err(|e| format!("could not create the log {}: {e}", log.display()))
             .and_then(|out| {
-                let err = out.try_clone()?;
-                cmd.stdout(out).stderr(err).spawn()
-            })
-            .map_err(|e| format!("could not start {cmd:?}: {e}"));
+                let err = out
+                    .try_clone()
+                    .map_err(|e| format!("{}: {e}", log.display()))?;
+                let spawned = cmd.stdout(out).stderr(err).spawn();
+                spawned.map_err(|e| format!("could not start {cmd:?}: {e}"))
+            });
         Background {
             name: name.to_string(),
             child,
@@ -118,8 +121,8 @@ impl Steps {
                 false
             }
         };
-        match std::fs::read_to_string(&step.log) {
-            Ok(text) => eprint!("{text}"),
+        match std::fs::read(&step.log) {
+            Ok(bytes) => eprint!("{}", String::from_utf8_lossy(&bytes)),
             Err(e) => eprintln!("{}: {e}", step.log.display()),
         }
         eprintln!(

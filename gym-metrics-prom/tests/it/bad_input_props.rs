@@ -99,7 +99,6 @@ proptest! {
             return Ok(());
         }
         const PORT: &str = "OTEL_EXPORTER_PROMETHEUS_PORT";
-        // SAFETY-free in edition 2021; this is the only test of this binary touching the environment.
         // SAFETY: this test has the process to itself (`ran_in_child`), and no
         // other thread of it reads or writes the environment meanwhile.
         unsafe {

@@ -82,12 +82,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             ];
             args.extend(set.iter().cloned());
             eprintln!("msrv: cargo {}", args.join(" "));
-            // Warnings denied: a feature set that leaves an import unused fails.
-            let ok = cargo_msrv(&args)
-                .env("RUSTFLAGS", "-D warnings")
-                .status()
-                .is_ok_and(|s| s.success());
-            if !ok {
+            if !check_denying_warnings(&args) {
                 failed.push(format!("{krate} {}", set.join(" ")));
             }
         }
@@ -97,6 +92,16 @@ pub fn run(args: &[String]) -> Result<(), String> {
     } else {
         Err(format!("on {version}: {}", failed.join("; ")))
     }
+}
+
+/// `cargo <args>` (a check) on 1.85 with warnings denied: a feature set
+/// that leaves an import unused fails. Every 1.85 check runs with the same
+/// flags, so each reuses the dependencies the others checked.
+pub fn check_denying_warnings(args: &[String]) -> bool {
+    cargo_msrv(args)
+        .env("RUSTFLAGS", "-D warnings")
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// `cargo fetch` by the host: the folder's cargo runs offline.

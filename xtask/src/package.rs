@@ -10,7 +10,7 @@
 //! 3. This machine's Rust builds and runs it once per backend: it records
 //!    one rollout and reads it back.
 
-use crate::msrv::{cargo_msrv, fetch, INSIDE, LIBRARY_CRATES};
+use crate::msrv::{check_denying_warnings, fetch, INSIDE, LIBRARY_CRATES};
 use crate::newcomer::rollout_counted;
 use crate::step::{cargo, run_status, target_dir, workspace_root};
 use crate::tools::rust_msrv;
@@ -24,15 +24,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if let Some(extra) = args.first() {
         return Err(format!("`package` takes no arguments, got {extra:?}"));
     }
-    packages_inside()?; // before minutes of packing, not after
+    let packages = packages_inside()?; // before minutes of packing, not after
     pack()?;
-    check_on_msrv()?;
+    check_on_msrv(&packages)?;
     consume()
 }
 
 /// `cargo package` of the five crates at once: cargo packs them in
 /// dependency order and verifies each against the others' packages.
-pub fn pack() -> Result<(), String> {
+fn pack() -> Result<(), String> {
     let mut cmd = cargo();
     // The workspace's own dev profile (dependencies without debug info):
     // a package is verified as a workspace of its own, which has none.
@@ -51,9 +51,9 @@ const BACKENDS: [&str; 3] = ["prom", "otel", "noop"];
 /// is never committed), offline, among the crates this machine has fetched.
 /// It then checks it per backend with warnings denied. The target folder is
 /// the one `cargo xtask msrv` fills with the same dependencies, so only the
-/// packages themselves are checked again.
-pub fn check_on_msrv() -> Result<(), String> {
-    let packages = packages_inside()?;
+/// packages themselves are checked again. `packages` is where the packages
+/// are as that folder sees them ([`packages_inside`]).
+fn check_on_msrv(packages: &str) -> Result<(), String> {
     let version = rust_msrv::provision()?;
     fetch()?;
     let lock = workspace_root().join("xtask/consumer/Cargo.lock");
@@ -62,12 +62,8 @@ pub fn check_on_msrv() -> Result<(), String> {
     }
     for backend in BACKENDS {
         let mut args: Vec<String> = vec!["check".into(), "--quiet".into()];
-        args.extend(consumer_args(INSIDE, &packages, backend));
-        let ok = cargo_msrv(&args)
-            .env("RUSTFLAGS", "-D warnings")
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
+        args.extend(consumer_args(INSIDE, packages, backend));
+        if !check_denying_warnings(&args) {
             return Err(format!(
                 "consumer {backend}: resolving or checking on {version} failed"
             ));
@@ -94,7 +90,7 @@ fn packages_inside() -> Result<String, String> {
 /// in the workspace's target folder and dev profile: dependencies are the
 /// ones its builds left there, so only the packages and the consumer build.
 /// It uses the lockfile [`check_on_msrv`] wrote (`--locked`).
-pub fn consume() -> Result<(), String> {
+fn consume() -> Result<(), String> {
     let root = workspace_root();
     let packages = target_dir().join("package");
     let (Some(root), Some(packages)) = (root.to_str(), packages.to_str()) else {

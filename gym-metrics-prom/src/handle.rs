@@ -37,6 +37,18 @@ pub const TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// ```
 pub const OPENMETRICS_CONTENT_TYPE: &str = crate::exposition::format::OPENMETRICS_CONTENT_TYPE;
 
+/// The `Content-Type` of [`PrometheusHandle::render_protobuf`]'s output.
+///
+/// ```
+/// let (_recorder, handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;
+/// let response = http::Response::builder()
+///     .header(http::header::CONTENT_TYPE, gym_metrics_prom::PROTOBUF_CONTENT_TYPE)
+///     .body(handle.render_protobuf())?;
+/// assert!(response.headers()[http::header::CONTENT_TYPE].to_str()?.ends_with("encoding=delimited"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub const PROTOBUF_CONTENT_TYPE: &str = crate::exposition::protobuf::PROTOBUF_CONTENT_TYPE;
+
 /// Renders the exposition on demand; cheap to clone and to share.
 ///
 /// ```
@@ -155,5 +167,24 @@ impl PrometheusHandle {
     /// ```
     pub fn render_openmetrics(&self) -> String {
         self.exposition.render(TextFormat::OpenMetrics)
+    }
+
+    /// The protobuf exposition: one length-delimited
+    /// `io.prometheus.client.MetricFamily` per family, with the names and
+    /// labels of [`PrometheusHandle::render`]'s text (see
+    /// [`PROTOBUF_CONTENT_TYPE`]). Prometheus asks for it first when it runs
+    /// with `--enable-feature=native-histograms`, or with
+    /// `scrape_protocols: [PrometheusProto, …]`.
+    ///
+    /// ```
+    /// let (_r, handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;
+    /// let body = handle.render_protobuf();
+    /// // The first family (`gym_verify_completed_total`, always there),
+    /// // preceded by its length as a varint.
+    /// assert!(body.windows(26).any(|w| w == b"gym_verify_completed_total"));
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn render_protobuf(&self) -> Vec<u8> {
+        self.exposition.render_protobuf()
     }
 }

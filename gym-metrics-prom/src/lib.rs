@@ -70,6 +70,21 @@
 //! hands the same families to a `prometheus::Registry`, for an application
 //! that already serves one; the same test holds `TextEncoder` over it byte
 //! for byte equal to [`PrometheusHandle::render`].
+//!
+//! ## Formats
+//!
+//! `/metrics` answers in the format of the scraper's `Accept` range with
+//! the highest quality, gzipped when `Accept-Encoding` allows it: the 0.0.4
+//! text (the default), OpenMetrics 1.0 text, or protobuf (length-delimited
+//! `io.prometheus.client.MetricFamily`, [`PrometheusHandle::render_protobuf`]).
+//! Prometheus 2.x asks for protobuf first when it runs with
+//! `--enable-feature=native-histograms`, or when a job lists
+//! `scrape_protocols: [PrometheusProto]`. All three carry the same families,
+//! names, labels and values. One difference is Prometheus' own: from
+//! protobuf it stores a bucket bound as a float (`le="100.0"`), from the
+//! 0.0.4 text as written (`le="100"`). Prometheus 3 stores the float
+//! spelling from every format. So a `sum by (le)` over processes scraped in
+//! different formats by a Prometheus 2 splits their buckets.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
@@ -102,7 +117,9 @@ pub use guard::PrometheusGuard;
 /// limit), given to the builder's `with_metrics_bridge`.
 #[cfg(feature = "metrics-bridge")]
 pub use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
-pub use handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
+pub use handle::{
+    PrometheusHandle, OPENMETRICS_CONTENT_TYPE, PROTOBUF_CONTENT_TYPE, TEXT_CONTENT_TYPE,
+};
 #[cfg(feature = "metrics-bridge")]
 pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};
 pub use recorder::PrometheusRecorder;

@@ -20,8 +20,8 @@ use bytes::Bytes;
 /// rendered afresh for hundreds of slow readers at once.
 pub(crate) const HELD_BYTES_BUDGET: usize = 8 << 20;
 
-/// The variants of a render: text or OpenMetrics, plain or gzip.
-pub(crate) const VARIANTS: usize = 4;
+/// The variants of a render: text, OpenMetrics or protobuf, plain or gzip.
+pub(crate) const VARIANTS: usize = 6;
 
 /// One render, its bytes counted as held for as long as an answer holds it.
 struct Rendered {

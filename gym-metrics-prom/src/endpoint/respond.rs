@@ -14,7 +14,9 @@ use http_body_util::Full;
 
 use super::negotiate::{accepts_gzip, format_for, Format};
 use super::renders::Renders;
-use crate::handle::{PrometheusHandle, OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
+use crate::handle::{
+    PrometheusHandle, OPENMETRICS_CONTENT_TYPE, PROTOBUF_CONTENT_TYPE, TEXT_CONTENT_TYPE,
+};
 
 /// The `Content-Type` of the HTTP SD document.
 const HTTP_SD_CONTENT_TYPE: &str = "application/json";
@@ -66,15 +68,16 @@ pub(crate) fn respond<B>(
     let content_type = match format {
         Format::OpenMetrics => OPENMETRICS_CONTENT_TYPE,
         Format::Text => TEXT_CONTENT_TYPE,
+        Format::Protobuf => PROTOBUF_CONTENT_TYPE,
     };
     let gzip_accepted = accepts_gzip(header(ACCEPT_ENCODING));
-    let variant = usize::from(format == Format::OpenMetrics) * 2 + usize::from(gzip_accepted);
+    let variant = format as usize * 2 + usize::from(gzip_accepted);
     let answer = renders.answer(variant, fresh, || {
         let body = match format {
-            Format::OpenMetrics => handle.render_openmetrics(),
-            Format::Text => handle.render(),
-        }
-        .into_bytes();
+            Format::OpenMetrics => handle.render_openmetrics().into_bytes(),
+            Format::Text => handle.render().into_bytes(),
+            Format::Protobuf => handle.render_protobuf(),
+        };
         match gzip_accepted.then(|| gzip(&body)).flatten() {
             Some(compressed) => (compressed, true),
             None => (body, false),

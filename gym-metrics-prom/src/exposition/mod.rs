@@ -1,6 +1,6 @@
 //! The exposition: every family put into one model (`model.rs`) and
-//! written by one writer (`writer.rs`) in the negotiated text format
-//! (`format.rs`). Our own families (`gym.rs`, with the process's from
+//! written in the negotiated format: by one writer (`writer.rs`) in either
+//! text format (`format.rs`), or as protobuf (`protobuf.rs`). Our own families (`gym.rs`, with the process's from
 //! `process.rs`) come first, each one's constant text made at build time;
 //! then the families of the later sources ([`LaterFamilies`]: the `metrics`
 //! bridge's, an application registry's from `registry.rs`), made at each
@@ -17,18 +17,20 @@ pub(crate) mod format;
 pub(crate) mod gym;
 pub(crate) mod model;
 mod process;
+pub(crate) mod protobuf;
 #[cfg(feature = "prometheus-registry")]
 pub(crate) mod registry;
 pub(crate) mod writer;
 
 use format::TextFormat;
 use gym::GymFamilies;
+use model::{Family, Value};
 use writer::FamilyText;
 
-/// A source of families written after ours, through the same writer.
+/// A source of families written after ours, in the same format.
 pub(crate) trait LaterFamilies: Send + Sync + std::fmt::Debug {
-    /// Appends this source's families in `format` (without `# EOF`).
-    fn write(&self, format: TextFormat, out: &mut String);
+    /// Appends this source's families to `out` (without `# EOF`).
+    fn write(&self, out: &mut Out<'_>);
 
     /// Every sample name this source's families write now
     /// (`gym_metrics_kit::naming::sample_names`), so that a later source
@@ -36,6 +38,36 @@ pub(crate) trait LaterFamilies: Send + Sync + std::fmt::Debug {
     #[allow(dead_code)] // used by optional features only
     fn taken_names(&self) -> HashSet<String> {
         HashSet::new()
+    }
+}
+
+/// Where a family is written: a text format's output, or the protobuf one.
+#[cfg_attr(
+    not(any(feature = "metrics-bridge", feature = "prometheus-registry")),
+    allow(dead_code)
+)]
+pub(crate) enum Out<'o> {
+    Text(TextFormat, &'o mut String),
+    Protobuf(&'o mut Vec<u8>),
+}
+
+impl Out<'_> {
+    /// Appends `family` showing `series`, each its own labels and its value.
+    #[cfg_attr(
+        not(any(feature = "metrics-bridge", feature = "prometheus-registry")),
+        allow(dead_code)
+    )]
+    pub(crate) fn family<'l, 'v, L>(
+        &mut self,
+        family: &Family,
+        series: impl IntoIterator<Item = (L, Value<'v>)>,
+    ) where
+        L: Iterator<Item = (&'l str, &'l str)> + Clone,
+    {
+        match self {
+            Out::Text(format, out) => FamilyText::new(family, *format).write(*format, series, out),
+            Out::Protobuf(out) => protobuf::write(family, series, out),
+        }
     }
 }
 
@@ -126,12 +158,27 @@ impl Exposition {
             }
         }
         for source in &self.later {
-            source.write(format, &mut out);
+            source.write(&mut Out::Text(format, &mut out));
         }
         if format == TextFormat::OpenMetrics {
             out.push_str("# EOF\n");
         }
         self.size_hint.fetch_max(out.len(), Ordering::Relaxed);
+        out
+    }
+
+    /// The current exposition as protobuf.
+    pub(crate) fn render_protobuf(&self) -> Vec<u8> {
+        let readings = self.families.read();
+        let mut out = Vec::with_capacity(self.size_hint.load(Ordering::Relaxed));
+        for family in self.families.iter() {
+            if let Some(sample) = family.sample(&readings) {
+                protobuf::write(&family.family, sample.series(), &mut out);
+            }
+        }
+        for source in &self.later {
+            source.write(&mut Out::Protobuf(&mut out));
+        }
         out
     }
 }

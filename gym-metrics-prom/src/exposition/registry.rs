@@ -1,9 +1,9 @@
 //! An application's own `prometheus::Registry` served in our exposition
 //! (feature `prometheus-registry`, [`crate::PrometheusBuilder::with_registry`]):
 //! at each scrape `gather()` is called and every `MetricFamily` becomes a
-//! family of the crate's one model (`model.rs`), written by the one
-//! writer (`writer.rs`) after ours, in the negotiated format, so the
-//! same negotiation, gzip, escaping and OpenMetrics framing apply.
+//! family of the crate's one model (`model.rs`), written after ours in
+//! the negotiated format by the same writers, so the same negotiation,
+//! gzip, escaping, OpenMetrics framing and protobuf apply.
 //!
 //! Counters, gauges and histograms are served. A summary or an untyped
 //! family (which the `prometheus` crate's own metrics never make; only a
@@ -27,11 +27,9 @@ use prometheus::proto::{MetricFamily, MetricType};
 
 use std::borrow::Cow;
 
-use super::format::TextFormat;
 use super::gym::GymFamilies;
 use super::model::{Buckets, Family, Kind, Value};
-use super::writer::FamilyText;
-use super::{Exposition, LaterFamilies};
+use super::{Exposition, LaterFamilies, Out};
 use crate::error::BuildError;
 use gym_metrics_kit::naming::sample_names;
 
@@ -128,7 +126,7 @@ impl AppRegistry {
 }
 
 impl LaterFamilies for AppRegistry {
-    fn write(&self, format: TextFormat, out: &mut String) {
+    fn write(&self, out: &mut Out<'_>) {
         let taken = self.taken_by_earlier();
         for family in self.registry.gather() {
             let name = family.name();
@@ -156,7 +154,7 @@ impl LaterFamilies for AppRegistry {
                     let labels = labels.iter().map(|(n, v)| (n.as_str(), v.as_str()));
                     (labels, value.value())
                 });
-                FamilyText::new(&model, format).write(format, series, out);
+                out.family(&model, series);
             }
         }
     }

@@ -1,5 +1,5 @@
 //! The bridged families put into the exposition's model and written by its
-//! one writer, after ours, in either format: each series' labels, then
+//! one writer, after ours, in the negotiated format: each series' labels, then
 //! `otel_scope_name="metrics"`, as OpenTelemetry's exporter writes a series
 //! of the `metrics` scope; the overflow series last.
 
@@ -12,10 +12,8 @@ use gym_metrics_kit::naming::sample_names;
 
 use super::series::HistogramReading;
 use super::PromStorage;
-use crate::exposition::format::TextFormat;
 use crate::exposition::model::{Buckets, Family, Kind, Value};
-use crate::exposition::writer::FamilyText;
-use crate::exposition::LaterFamilies;
+use crate::exposition::{LaterFamilies, Out};
 
 /// The instrumentation scope of every bridged series.
 pub(crate) const SCOPE: (&str, &str) = ("otel_scope_name", "metrics");
@@ -25,10 +23,10 @@ const OVERFLOW: (&str, &str) = ("otel_metric_overflow", "true");
 
 impl LaterFamilies for Registry<PromStorage> {
     /// Appends every bridged family, in name order.
-    fn write(&self, format: TextFormat, out: &mut String) {
+    fn write(&self, out: &mut Out<'_>) {
         self.with_instruments(|families| {
             for family in families {
-                write_family(family, format, out);
+                write_family(family, out);
             }
         });
     }
@@ -68,7 +66,7 @@ impl Reading {
     }
 }
 
-fn write_family(family: &Bridged<PromStorage>, format: TextFormat, out: &mut String) {
+fn write_family(family: &Bridged<PromStorage>, out: &mut Out<'_>) {
     if family.series().is_empty() && family.overflow().is_none() {
         return;
     }
@@ -93,7 +91,7 @@ fn write_family(family: &Bridged<PromStorage>, format: TextFormat, out: &mut Str
         )
         .collect();
     let series = readings.iter().map(|(l, r)| (l.clone(), r.value()));
-    FamilyText::new(&model, format).write(format, series, out);
+    out.family(&model, series);
 }
 
 /// A series' own labels, then `extra` (the overflow marker).

@@ -1,7 +1,7 @@
 //! The scrape endpoint under hostile clients (RELIABILITY.md, case 1).
 //!
 //! 512 connections that never finish their headers are held open while 8
-//! threads send 10,000 mixed requests: valid scrapes among malformed request
+//! threads send 11,000 mixed requests: valid scrapes among malformed request
 //! lines, oversized headers, unknown methods and paths, bodies on GET,
 //! half-closed and reset connections. Meanwhile a writer keeps recording.
 //! Every valid scrape must succeed, quickly, with a count never older than
@@ -22,7 +22,7 @@ use gym_metrics_prom::PrometheusBuilder;
 /// Connections that never finish their headers.
 const SLOW_CLIENTS: usize = 512;
 /// Mixed requests, spread over [`CLIENT_THREADS`].
-const REQUESTS: usize = 10_000;
+const REQUESTS: usize = 11_000;
 const CLIENT_THREADS: usize = 8;
 /// hyper's header-read timeout with a timer installed, plus slack.
 const HEADER_TIMEOUT_AND_SLACK: Duration = Duration::from_secs(30 + 8);
@@ -38,6 +38,8 @@ const RSS_GROWTH_BOUND_KIB: u64 = 128 * 1024;
 enum Kind {
     Scrape,
     ScrapeGzipOpenMetrics,
+    /// Protobuf and gzip, asked for among junk media ranges.
+    ScrapeGzipProtobuf,
     Head,
     MalformedLine,
     OversizedHeader,
@@ -48,7 +50,7 @@ enum Kind {
     Reset,
 }
 
-const KINDS: [Kind; 10] = [
+const KINDS: [Kind; 11] = [
     Kind::Scrape,
     Kind::MalformedLine,
     Kind::OversizedHeader,
@@ -59,6 +61,7 @@ const KINDS: [Kind; 10] = [
     Kind::Reset,
     Kind::Head,
     Kind::ScrapeGzipOpenMetrics,
+    Kind::ScrapeGzipProtobuf,
 ];
 
 /// What one client thread saw.
@@ -133,6 +136,14 @@ fn send(addr: SocketAddr, kind: Kind, seen: &mut Seen, last_completed: &mut u64)
     let request: Vec<u8> = match kind {
         Kind::Scrape => b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".to_vec(),
         Kind::ScrapeGzipOpenMetrics => b"GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: application/openmetrics-text;version=1.0.0\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n".to_vec(),
+        Kind::ScrapeGzipProtobuf => {
+            let mut r = b"GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: ;;,=;q=,*/*;q=-1,text/plain;q=NaN,".to_vec();
+            for i in 0..500 {
+                r.extend_from_slice(format!("application/x-{i};proto=;encoding=;q=0.{i},").as_bytes());
+            }
+            r.extend_from_slice(b"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.99\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n");
+            r
+        }
         Kind::Head => b"HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".to_vec(),
         Kind::MalformedLine => b"GET\x00 /me trics HTTP/9.9 junk\r\n\xff\xfe: \r\n\r\n".to_vec(),
         Kind::OversizedHeader => {
@@ -166,6 +177,14 @@ fn send(addr: SocketAddr, kind: Kind, seen: &mut Seen, last_completed: &mut u64)
     }
     let (outcome, raw) = read_answer(s);
     seen.by_kind.push((kind, outcome));
+    if kind == Kind::ScrapeGzipProtobuf && outcome == Outcome::Status(200) {
+        let head = String::from_utf8_lossy(&raw[..raw.len().min(512)]).to_lowercase();
+        assert!(
+            head.contains("content-type: application/vnd.google.protobuf")
+                && head.contains("content-encoding: gzip"),
+            "{head}"
+        );
+    }
     if matches!(kind, Kind::Scrape | Kind::BodyOnGet) && outcome == Outcome::Status(200) {
         seen.scrape_latencies.push(started.elapsed());
         let text = String::from_utf8_lossy(&raw);
@@ -181,9 +200,11 @@ fn send(addr: SocketAddr, kind: Kind, seen: &mut Seen, last_completed: &mut u64)
 /// Expected outcome per kind: `true` if acceptable.
 fn acceptable(kind: Kind, outcome: Outcome) -> bool {
     match kind {
-        Kind::Scrape | Kind::ScrapeGzipOpenMetrics | Kind::Head | Kind::BodyOnGet => {
-            outcome == Outcome::Status(200)
-        }
+        Kind::Scrape
+        | Kind::ScrapeGzipOpenMetrics
+        | Kind::ScrapeGzipProtobuf
+        | Kind::Head
+        | Kind::BodyOnGet => outcome == Outcome::Status(200),
         // A complete request, then the client's side shut: still answered.
         Kind::HalfClosed => outcome == Outcome::Status(200),
         Kind::MalformedLine => matches!(outcome, Outcome::Status(400) | Outcome::Closed),

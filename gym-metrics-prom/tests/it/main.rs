@@ -17,6 +17,7 @@ mod concurrency_exact;
 mod e2e_http_server_scraped_by_prometheus;
 mod e2e_metrics_bridge_scraped_by_prometheus;
 mod e2e_orchestrator_scraped_by_prometheus;
+mod e2e_protobuf_scraped_by_prometheus;
 mod e2e_server_scraped_by_prometheus;
 mod e2e_tls_basic_auth_scraped_by_prometheus;
 mod endpoint_install;

@@ -20,6 +20,7 @@ use crate::guard::PrometheusGuard;
 use crate::handle::PrometheusHandle;
 use crate::listen_address::ListenAddress;
 use crate::recorder::PrometheusRecorder;
+use crate::recording::native::{NativeConfig, NativeHistogramError};
 use crate::recording::GymMetrics;
 use crate::resource::Resource;
 
@@ -49,6 +50,7 @@ pub struct PrometheusBuilder {
     web_config_file: Option<std::path::PathBuf>,
     gym: GymEnv,
     process_metrics: bool,
+    native: NativeConfig,
     #[cfg(feature = "prometheus-registry")]
     registry: Option<prometheus::Registry>,
 }
@@ -82,6 +84,7 @@ impl PrometheusBuilder {
             web_config_file: None,
             gym: GymEnv::default(),
             process_metrics: false,
+            native: NativeConfig::default(),
             #[cfg(feature = "prometheus-registry")]
             registry: None,
         }
@@ -151,6 +154,7 @@ impl PrometheusBuilder {
         if env.web_config_file.is_some() {
             self.web_config_file = env.web_config_file;
         }
+        self.native = env.native;
         self
     }
 
@@ -200,6 +204,49 @@ impl PrometheusBuilder {
     /// ```
     pub fn histogram_boundaries(mut self, bounds: Vec<f64>) -> Result<Self, BoundariesError> {
         self.boundaries = Boundaries::new(bounds)?;
+        Ok(self)
+    }
+
+    /// The native histograms' schema: bucket `k` holds the values in
+    /// `(2^((k-1)/2^schema), 2^(k/2^schema)]`. The default, 3, has eight
+    /// buckets per doubling, each about 9 % wide, from about a microsecond
+    /// to about twelve days in 320 counts per thread. Each step up halves
+    /// the width and doubles the counts; a negative schema is kept at 0
+    /// and merged at scrape. `GYM_METRICS_NATIVE_HISTOGRAM_SCHEMA` sets it
+    /// too. Every histogram family carries its native histogram beside its
+    /// classic buckets in the protobuf format, which Prometheus asks for
+    /// when it runs with `--enable-feature=native-histograms`.
+    ///
+    /// # Errors
+    /// [`NativeHistogramError::Schema`] outside -4 to 8.
+    ///
+    /// ```
+    /// let b = gym_metrics_prom::PrometheusBuilder::new().native_histogram_schema(5)?;
+    /// assert!(gym_metrics_prom::PrometheusBuilder::new().native_histogram_schema(-5).is_err());
+    /// # Ok::<(), gym_metrics_prom::NativeHistogramError>(())
+    /// ```
+    pub fn native_histogram_schema(mut self, schema: i8) -> Result<Self, NativeHistogramError> {
+        self.native = self.native.with_schema(schema)?;
+        Ok(self)
+    }
+
+    /// The most native buckets one series shows (default 160): a scrape
+    /// lowers the schema, merging neighbours, until the buckets in use fit.
+    /// `GYM_METRICS_NATIVE_HISTOGRAM_BUCKET_LIMIT` sets it too.
+    ///
+    /// # Errors
+    /// [`NativeHistogramError::BucketLimit`] for 0.
+    ///
+    /// ```
+    /// let b = gym_metrics_prom::PrometheusBuilder::new().native_histogram_bucket_limit(40)?;
+    /// assert!(gym_metrics_prom::PrometheusBuilder::new().native_histogram_bucket_limit(0).is_err());
+    /// # Ok::<(), gym_metrics_prom::NativeHistogramError>(())
+    /// ```
+    pub fn native_histogram_bucket_limit(
+        mut self,
+        limit: usize,
+    ) -> Result<Self, NativeHistogramError> {
+        self.native = self.native.with_bucket_limit(limit)?;
         Ok(self)
     }
 
@@ -418,7 +465,7 @@ impl PrometheusBuilder {
             &self.resource_attributes,
             &self.gym,
         );
-        let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries));
+        let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries, self.native));
         let process =
             self.process_metrics && gym_metrics_kit::process::available("gym-metrics-prom");
         let families = Arc::new(GymFamilies::new(Arc::clone(&metrics), &resource, process));
@@ -428,7 +475,7 @@ impl PrometheusBuilder {
         let (exposition, bridge) = match self.metrics_bridge {
             Some(options) => {
                 let (exposition, bridge) =
-                    crate::metrics_bridge::attach(options, &families, exposition);
+                    crate::metrics_bridge::attach(options, self.native, &families, exposition);
                 (exposition, Some(bridge))
             }
             None => (exposition, None),

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use gym_metrics_kit::env::{parse_number, EnvVars, OtelEnv};
 
 use crate::error::ConfigError;
+use crate::recording::native::NativeConfig;
 
 /// `OTEL_EXPORTER_PROMETHEUS_HOST`: the listen host (default `localhost`).
 pub(crate) const HOST_VAR: &str = "OTEL_EXPORTER_PROMETHEUS_HOST";
@@ -18,13 +19,21 @@ pub(crate) const PORT_VAR: &str = "OTEL_EXPORTER_PROMETHEUS_PORT";
 /// (exporter-toolkit format: TLS and basic auth).
 pub(crate) const WEB_CONFIG_FILE_VAR: &str = "GYM_METRICS_WEB_CONFIG_FILE";
 
+/// `GYM_METRICS_NATIVE_HISTOGRAM_SCHEMA`: the native histograms' schema.
+pub(crate) const NATIVE_SCHEMA_VAR: &str = "GYM_METRICS_NATIVE_HISTOGRAM_SCHEMA";
+/// `GYM_METRICS_NATIVE_HISTOGRAM_BUCKET_LIMIT`: the most native buckets a
+/// series shows.
+pub(crate) const NATIVE_BUCKET_LIMIT_VAR: &str = "GYM_METRICS_NATIVE_HISTOGRAM_BUCKET_LIMIT";
+
 /// Every variable [`crate::PrometheusBuilder::from_env`] reads.
-pub(crate) const VARIABLES: [&str; 5] = [
+pub(crate) const VARIABLES: [&str; 7] = [
     HOST_VAR,
     PORT_VAR,
     OtelEnv::SERVICE_NAME,
     OtelEnv::RESOURCE_ATTRIBUTES,
     WEB_CONFIG_FILE_VAR,
+    NATIVE_SCHEMA_VAR,
+    NATIVE_BUCKET_LIMIT_VAR,
 ];
 
 /// What the environment says; `None` where a variable is unset or blank.
@@ -35,6 +44,7 @@ pub(crate) struct EndpointEnv {
     pub(crate) web_config_file: Option<PathBuf>,
     /// `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`.
     pub(crate) resource: OtelEnv,
+    pub(crate) native: NativeConfig,
 }
 
 impl EndpointEnv {
@@ -52,6 +62,19 @@ impl EndpointEnv {
             })
             .transpose()?;
         let resource = OtelEnv::read(vars)?;
+        let mut native = NativeConfig::default();
+        if let Some((name, value)) = get(NATIVE_SCHEMA_VAR) {
+            const SCHEMA: &str = "a schema from -4 to 8 (3, the default: eight buckets per doubling, about 9 % wide)";
+            let schema = parse_number(name, value, SCHEMA)?;
+            native = (native.with_schema(schema))
+                .map_err(|_| ConfigError::invalid(name, value, SCHEMA))?;
+        }
+        if let Some((name, value)) = get(NATIVE_BUCKET_LIMIT_VAR) {
+            const LIMIT: &str = "a whole number of buckets, 1 or more (default 160)";
+            let limit = parse_number(name, value, LIMIT)?;
+            native = (native.with_bucket_limit(limit))
+                .map_err(|_| ConfigError::invalid(name, value, LIMIT))?;
+        }
         let web_config_file = get(WEB_CONFIG_FILE_VAR);
         if let Some((name, file)) = web_config_file.filter(|_| !cfg!(feature = "web-config")) {
             return Err(ConfigError::invalid(
@@ -65,6 +88,7 @@ impl EndpointEnv {
             host: get(HOST_VAR).map(|(_, h)| h.trim().to_string()),
             port,
             resource,
+            native,
         })
     }
 }
@@ -94,8 +118,11 @@ mod tests {
             (OtelEnv::SERVICE_NAME, "lab"),
             (OtelEnv::RESOURCE_ATTRIBUTES, "team=rl, note=a%2Cb%20c ,"),
             (WEB_CONFIG_FILE_VAR, "/etc/gym/web.yml"),
+            (NATIVE_SCHEMA_VAR, "-2"),
+            (NATIVE_BUCKET_LIMIT_VAR, " 40"),
         ])
         .unwrap();
+        assert_eq!((c.native.schema, c.native.bucket_limit), (-2, 40));
         assert_eq!(
             c.web_config_file.as_deref(),
             Some(std::path::Path::new("/etc/gym/web.yml"))
@@ -120,6 +147,10 @@ mod tests {
             (OtelEnv::RESOURCE_ATTRIBUTES, "team"),
             (OtelEnv::RESOURCE_ATTRIBUTES, "=x"),
             (OtelEnv::RESOURCE_ATTRIBUTES, "a=%zz"),
+            (NATIVE_SCHEMA_VAR, "9"),
+            (NATIVE_SCHEMA_VAR, "fine"),
+            (NATIVE_BUCKET_LIMIT_VAR, "0"),
+            (NATIVE_BUCKET_LIMIT_VAR, "-1"),
         ] {
             let e = env(&[(var, value)]).unwrap_err().to_string();
             assert!(e.contains(var) && e.contains(value), "{e}");

@@ -28,11 +28,12 @@
 //! 128-byte-aligned `AtomicU64` slots, held inline: the sum in whole
 //! nanoseconds, one count per bucket and, for verifications, a success
 //! count. The facade hands the backend the measured `Duration`, so a record
-//! is integer work only. It is a thread-id lookup, a branch-free binary
-//! search over the bounds (pre-converted to nanoseconds), and two relaxed
-//! load/store pairs (three for a successful verification). There is no
-//! read-modify-write, no lock, no float, and no cache line shared with
-//! another writer. Sums are exact (0.1 ms + 0.2 ms is 0.3 ms) and carry into a float
+//! is integer work, but for the native bucket. It is a thread-id lookup, a
+//! branch-free binary search over the bounds (pre-converted to
+//! nanoseconds), the native bucket from the value's exponent and a table
+//! lookup (see "Formats"), and three relaxed load/store pairs (four for a
+//! successful verification). There is no read-modify-write, no lock, and
+//! no cache line shared with another writer. Sums are exact (0.1 ms + 0.2 ms is 0.3 ms) and carry into a float
 //! past 584 years of summed time instead of wrapping. A scrape sums the
 //! shards; `_count` is derived from the buckets, so it always
 //! equals the `+Inf` bucket, and `gym_verify_completed_total` is that same
@@ -80,7 +81,12 @@
 //! Prometheus 2.x asks for protobuf first when it runs with
 //! `--enable-feature=native-histograms`, or when a job lists
 //! `scrape_protocols: [PrometheusProto]`. All three carry the same families,
-//! names, labels and values. One difference is Prometheus' own: from
+//! names, labels and values. In protobuf every histogram family also
+//! carries a native histogram of the same observations (exponential
+//! buckets, [`PrometheusBuilder::native_histogram_schema`]), except an
+//! application registry's: the `prometheus` crate keeps classic buckets
+//! only. A Prometheus with native histograms on stores the native one; with
+//! `scrape_classic_histograms: true` it stores the classic buckets too. One difference is Prometheus' own: from
 //! protobuf it stores a bucket bound as a float (`le="100.0"`), from the
 //! 0.0.4 text as written (`le="100"`). Prometheus 3 stores the float
 //! spelling from every format. So a `sum by (le)` over processes scraped in
@@ -123,6 +129,7 @@ pub use handle::{
 #[cfg(feature = "metrics-bridge")]
 pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};
 pub use recorder::PrometheusRecorder;
+pub use recording::native::NativeHistogramError;
 pub use scope::{SCOPE_NAME, SCOPE_VERSION};
 
 /// The environment variable naming the web configuration file

@@ -68,7 +68,7 @@ pub(crate) enum Sample<'r> {
 
 /// A histogram snapshot as the model's value.
 pub(crate) fn histogram(s: &HistogramSnapshot) -> Value<'_> {
-    Value::Histogram(Buckets::PerBucket(&s.bucket_counts), s.sum)
+    Value::Histogram(Buckets::PerBucket(&s.bucket_counts), s.sum, Some(&s.native))
 }
 
 impl<'r> Sample<'r> {
@@ -319,7 +319,11 @@ mod tests {
 
     fn families_with(role: Role, process: bool) -> GymFamilies {
         let resource = Resource::new(&role, None, &[], &gym_metrics_kit::env::GymEnv::default());
-        let metrics = Arc::new(GymMetrics::new(role, Boundaries::default()));
+        let metrics = Arc::new(GymMetrics::new(
+            role,
+            Boundaries::default(),
+            crate::recording::native::NativeConfig::default(),
+        ));
         GymFamilies::new(metrics, &resource, process)
     }
 

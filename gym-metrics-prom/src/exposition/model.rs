@@ -7,6 +7,8 @@ use std::borrow::Cow;
 
 use gym_metrics_api::backend::InstrumentKind;
 
+pub(crate) use crate::recording::native::{Reading as Native, Side};
+
 /// The TYPE of a family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Kind {
@@ -63,8 +65,9 @@ pub(crate) enum Value<'r> {
     Count(u64),
     /// A float value (the success rate, `target_info`'s 1, a gathered counter).
     Float(f64),
-    /// A histogram's bucket counts (one per bound, then `+Inf`) and its sum.
-    Histogram(Buckets<'r>, f64),
+    /// A histogram's bucket counts (one per bound, then `+Inf`), its sum,
+    /// and its native buckets where it keeps them (written in protobuf only).
+    Histogram(Buckets<'r>, f64, Option<&'r Native>),
 }
 
 /// A histogram's bucket counts, one per bound and then the `+Inf` one.

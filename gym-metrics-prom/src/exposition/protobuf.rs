@@ -7,9 +7,12 @@
 //! A family has the 0.0.4 text's name (a counter's with `_total`, as
 //! Prometheus takes a protobuf counter's name as it is), the same labels
 //! (the series' own, then the family's), and a histogram its classic
-//! buckets without `+Inf` (Prometheus adds it from the count).
+//! buckets without `+Inf` (Prometheus adds it from the count) and, where it
+//! keeps them, its native buckets: the schema, the zero bucket, and the
+//! buckets in use as spans of neighbours with each count given as the
+//! difference from the one before.
 
-use super::model::{Family, Kind, Value};
+use super::model::{Family, Kind, Native, Side, Value};
 
 /// The `Content-Type` of a protobuf exposition.
 pub(crate) const PROTOBUF_CONTENT_TYPE: &str =
@@ -70,6 +73,30 @@ struct Histogram {
     sample_sum: f64,
     #[prost(message, repeated, tag = "3")]
     bucket: Vec<Bucket>,
+    #[prost(sint32, optional, tag = "5")]
+    schema: Option<i32>,
+    #[prost(double, optional, tag = "6")]
+    zero_threshold: Option<f64>,
+    #[prost(uint64, optional, tag = "7")]
+    zero_count: Option<u64>,
+    #[prost(message, repeated, tag = "9")]
+    negative_span: Vec<BucketSpan>,
+    // Unpacked, as proto2 (`metrics.proto`) writes a repeated number.
+    #[prost(sint64, repeated, packed = "false", tag = "10")]
+    negative_delta: Vec<i64>,
+    #[prost(message, repeated, tag = "12")]
+    positive_span: Vec<BucketSpan>,
+    // Unpacked, as proto2 (`metrics.proto`) writes a repeated number.
+    #[prost(sint64, repeated, packed = "false", tag = "13")]
+    positive_delta: Vec<i64>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct BucketSpan {
+    #[prost(sint32, tag = "1")]
+    offset: i32,
+    #[prost(uint32, tag = "2")]
+    length: u32,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
@@ -78,6 +105,40 @@ struct Bucket {
     cumulative_count: u64,
     #[prost(double, tag = "2")]
     upper_bound: f64,
+}
+
+impl Histogram {
+    /// Sets the native histogram of `native`'s buckets.
+    fn native(&mut self, native: &Native) {
+        self.schema = Some(i32::from(native.schema));
+        self.zero_threshold = Some(native.zero_threshold);
+        self.zero_count = Some(native.zero_count);
+        (self.positive_span, self.positive_delta) = spans(&native.positive);
+        (self.negative_span, self.negative_delta) = spans(&native.negative);
+    }
+}
+
+/// The buckets in use of `side` as spans of neighbours (the first starting
+/// at its key, each next one the empty buckets after the one before), and
+/// their counts, each as the difference from the one before.
+fn spans(side: &Side) -> (Vec<BucketSpan>, Vec<i64>) {
+    let (mut spans, mut deltas) = (Vec::<BucketSpan>::new(), Vec::new());
+    let (mut previous_count, mut previous_key) = (0u64, None::<i32>);
+    for (key, &count) in (side.first_key..).zip(&side.counts) {
+        if count == 0 {
+            continue;
+        }
+        match (previous_key, spans.last_mut()) {
+            (Some(k), Some(span)) if k + 1 == key => span.length += 1,
+            _ => spans.push(BucketSpan {
+                offset: previous_key.map_or(key, |k| key - k - 1),
+                length: 1,
+            }),
+        }
+        deltas.push(count.wrapping_sub(previous_count) as i64);
+        (previous_count, previous_key) = (count, Some(key));
+    }
+    (spans, deltas)
 }
 
 /// Appends `family` showing `series` (each its own labels and its value) as
@@ -106,7 +167,7 @@ pub(crate) fn write<'l, 'v, L>(
             match value {
                 Value::Count(n) => number(n as f64),
                 Value::Float(v) => number(v),
-                Value::Histogram(buckets, sum) => {
+                Value::Histogram(buckets, sum, native) => {
                     let bucket = family
                         .bounds
                         .iter()
@@ -116,11 +177,16 @@ pub(crate) fn write<'l, 'v, L>(
                             upper_bound,
                         })
                         .collect();
-                    histogram = Some(Histogram {
+                    let mut h = Histogram {
                         sample_count: buckets.count(),
                         sample_sum: sum,
                         bucket,
-                    });
+                        ..Histogram::default()
+                    };
+                    if let Some(native) = native {
+                        h.native(native);
+                    }
+                    histogram = Some(h);
                 }
             }
             Metric {
@@ -176,7 +242,7 @@ mod tests {
     #[test]
     fn a_histogram_has_its_finite_buckets_count_sum_and_labels_in_order() {
         let mut out = Vec::new();
-        let value = Value::Histogram(Buckets::PerBucket(&[1, 2, 3]), 2.5);
+        let value = Value::Histogram(Buckets::PerBucket(&[1, 2, 3]), 2.5, None);
         let labels = [("a", "x")];
         write(
             &family(Kind::Histogram, &[0.5, 1.0]),
@@ -202,6 +268,48 @@ mod tests {
             .collect();
         assert_eq!(buckets, [(0.5, 1), (1.0, 3)]);
         assert_eq!((m.gauge.as_ref(), m.counter.as_ref()), (None, None));
+        assert_eq!((h.schema, h.positive_span.len()), (None, 0));
+    }
+
+    #[test]
+    fn native_buckets_are_spans_of_neighbours_and_count_deltas() {
+        let native = Native {
+            schema: 3,
+            zero_threshold: 0.001,
+            zero_count: 2,
+            positive: Side {
+                first_key: -5,
+                counts: vec![0, 4, 1, 0, 0, 0, 3, 0],
+            },
+            negative: Side {
+                first_key: 7,
+                counts: vec![1],
+            },
+        };
+        let mut out = Vec::new();
+        let value = Value::Histogram(Buckets::PerBucket(&[9, 2]), 9.0, Some(&native));
+        let none = std::iter::empty::<(&str, &str)>();
+        write(&family(Kind::Histogram, &[0.5]), [(none, value)], &mut out);
+        let h = decoded(&out)[0].metric[0].histogram.clone().unwrap();
+        assert_eq!(
+            (h.schema, h.zero_threshold, h.zero_count),
+            (Some(3), Some(0.001), Some(2))
+        );
+        // Keys -4 and -3 (counts 4, 1), then after three empty ones key 1 (3).
+        let spans: Vec<_> = h
+            .positive_span
+            .iter()
+            .map(|s| (s.offset, s.length))
+            .collect();
+        assert_eq!(spans, [(-4, 2), (3, 1)]);
+        assert_eq!(h.positive_delta, [4, -3, 2]);
+        let negative: Vec<_> = h
+            .negative_span
+            .iter()
+            .map(|s| (s.offset, s.length))
+            .collect();
+        assert_eq!((negative, h.negative_delta), (vec![(7, 1)], vec![1]));
+        assert_eq!((h.sample_count, h.bucket.len()), (11, 1));
     }
 
     #[test]

@@ -175,7 +175,8 @@ impl Gathered {
         match self {
             Gathered::Number(v) => Value::Float(*v),
             Gathered::Histogram(cumulative, sum) => {
-                Value::Histogram(Buckets::Cumulative(cumulative), *sum)
+                // The `prometheus` crate keeps classic buckets only.
+                Value::Histogram(Buckets::Cumulative(cumulative), *sum, None)
             }
         }
     }

@@ -79,7 +79,7 @@ impl FamilyText {
                     self.open(&self.name, labels, out);
                     format.push_value(out, v);
                 }
-                Value::Histogram(buckets, sum) => {
+                Value::Histogram(buckets, sum, _) => {
                     for (tail, cumulative) in self.bucket_tails.iter().zip(buckets.cumulative()) {
                         out.push_str(&self.bucket_name);
                         push_label_pairs(out, labels.clone());
@@ -177,7 +177,7 @@ mod tests {
     #[test]
     fn a_series_labels_come_before_the_familys_then_le() {
         let f = family(Kind::Histogram, &[("s", "1")], &[0.5]);
-        let value = Value::Histogram(Buckets::PerBucket(&[1, 2]), 2.5);
+        let value = Value::Histogram(Buckets::PerBucket(&[1, 2]), 2.5, None);
         assert_eq!(
             written(&f, TextFormat::OpenMetrics, &[(&[("a", "x")], value)]),
             "# HELP f h\n# TYPE f histogram\n\
@@ -200,7 +200,7 @@ mod tests {
             "# HELP f h\n# TYPE f gauge\nf 3\nf{a=\"x\"} 0.5\n"
         );
         let h = family(Kind::Histogram, &[], &[]);
-        let value = Value::Histogram(Buckets::Cumulative(&[4]), 1.0);
+        let value = Value::Histogram(Buckets::Cumulative(&[4]), 1.0, None);
         assert_eq!(
             written(&h, TextFormat::Prometheus, &[(&[], value)]),
             "# HELP f h\n# TYPE f histogram\nf_bucket{le=\"+Inf\"} 4\nf_sum 1\nf_count 4\n"

@@ -24,6 +24,7 @@ use series::HistogramSeries;
 
 use crate::exposition::gym::GymFamilies;
 use crate::exposition::Exposition;
+use crate::recording::native::{Layout, NativeConfig};
 
 /// The `metrics` crate bridged into this backend's exposition: `counter!`,
 /// `gauge!` and `histogram!` from the application and from its dependencies
@@ -53,9 +54,12 @@ use crate::exposition::Exposition;
 /// ```
 pub type MetricsBridgeRecorder = gym_metrics_kit::bridge::MetricsBridgeRecorder<PromStorage>;
 
-/// The bridge's storage: families written by this backend's exposition.
+/// The bridge's storage: families written by this backend's exposition,
+/// each histogram with its native buckets laid out alike.
 #[derive(Debug)]
-pub struct PromStorage;
+pub struct PromStorage {
+    native: Arc<Layout>,
+}
 
 /// One bridged family: what its `# HELP` says and a histogram's bounds.
 #[derive(Debug)]
@@ -92,7 +96,7 @@ impl Storage for PromStorage {
             InstrumentKind::Counter => Series::Counter(Arc::new(CounterCell::new(()))),
             InstrumentKind::Gauge => Series::Gauge(Arc::new(GaugeCell::new(()))),
             InstrumentKind::Histogram => Series::Histogram(Arc::new(HistogramCell::new(
-                HistogramSeries::new(&family.bounds),
+                HistogramSeries::new(&family.bounds, Arc::clone(&self.native)),
             ))),
         }
     }
@@ -111,13 +115,17 @@ impl Storage for PromStorage {
 /// others (process metrics, when on) are taken too.
 pub(crate) fn attach(
     options: MetricsBridgeOptions,
+    native: NativeConfig,
     families: &GymFamilies,
     exposition: Exposition,
 ) -> (Exposition, MetricsBridgeRecorder) {
     let ours = families
         .iter()
         .map(|f| (f.family.name.as_str(), f.family.kind.instrument_kind()));
-    let registry = Arc::new(Registry::new(options, PromStorage, ours));
+    let storage = PromStorage {
+        native: Arc::new(Layout::any(native)),
+    };
+    let registry = Arc::new(Registry::new(options, storage, ours));
     let recorder = MetricsBridgeRecorder::new(Arc::clone(&registry));
     (exposition.with_later(registry), recorder)
 }

@@ -61,7 +61,9 @@ impl Reading {
         match self {
             Reading::Count(n) => Value::Count(*n),
             Reading::Float(v) => Value::Float(*v),
-            Reading::Histogram(h) => Value::Histogram(Buckets::Cumulative(&h.cumulative), h.sum),
+            Reading::Histogram(h) => {
+                Value::Histogram(Buckets::Cumulative(&h.cumulative), h.sum, Some(&h.native))
+            }
         }
     }
 }

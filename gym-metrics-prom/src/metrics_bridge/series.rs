@@ -3,36 +3,60 @@
 //! counters and gauges are the kit's cells).
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use metrics::HistogramFn;
 
-/// A histogram's counts per bucket (the last is `+Inf`) and its sum.
+use crate::recording::native::{Layout, Reading};
+
+/// A histogram's counts per bucket (the last is `+Inf`), per native slot
+/// (those of negative values made at the first one), and its sum.
 #[derive(Debug)]
 pub struct HistogramSeries {
     bounds: Box<[f64]>,
     buckets: Box<[AtomicU64]>,
     sum: AtomicU64,
+    layout: Arc<Layout>,
+    positive: Box<[AtomicU64]>,
+    negative: OnceLock<Box<[AtomicU64]>>,
 }
 
 /// What a scrape reads of a histogram: cumulative bucket counts (the last is
-/// the count) and the sum.
+/// the count), the sum and the native buckets.
 #[derive(Debug, PartialEq)]
 pub(crate) struct HistogramReading {
     pub(crate) cumulative: Vec<u64>,
     pub(crate) sum: f64,
+    pub(crate) native: Reading,
+}
+
+/// `n` counts at zero.
+fn zeros(n: usize) -> Box<[AtomicU64]> {
+    (0..n).map(|_| AtomicU64::new(0)).collect()
 }
 
 impl HistogramSeries {
-    /// An empty histogram over these (validated) upper bounds.
-    pub(crate) fn new(bounds: &[f64]) -> Self {
+    /// An empty histogram over these (validated) upper bounds, its native
+    /// buckets laid out as `layout`.
+    pub(crate) fn new(bounds: &[f64], layout: Arc<Layout>) -> Self {
         Self {
             bounds: bounds.into(),
-            buckets: (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect(),
+            buckets: zeros(bounds.len() + 1),
             sum: AtomicU64::new(0.0f64.to_bits()),
+            positive: zeros(layout.slots()),
+            negative: OnceLock::new(),
+            layout,
         }
     }
 
     pub(crate) fn read(&self) -> HistogramReading {
+        // The native counts first (acquire, each added after its bucket's
+        // count, release): their total is then at most the count.
+        let load = |counts: &[AtomicU64]| -> Vec<u64> {
+            counts.iter().map(|c| c.load(Ordering::Acquire)).collect()
+        };
+        let negative = self.negative.get().map(|n| load(n)).unwrap_or_default();
+        let native = self.layout.signed_reading(&load(&self.positive), &negative);
         let mut running = 0u64;
         let cumulative = self
             .buckets
@@ -45,6 +69,7 @@ impl HistogramSeries {
         HistogramReading {
             cumulative,
             sum: f64::from_bits(self.sum.load(Ordering::Relaxed)),
+            native,
         }
     }
 
@@ -56,6 +81,13 @@ impl HistogramSeries {
         let index = self.bounds.partition_point(|&bound| bound < value);
         if let Some(bucket) = self.buckets.get(index) {
             bucket.fetch_add(times, Ordering::Relaxed);
+        }
+        let native = match value < 0.0 {
+            false => &self.positive,
+            true => (self.negative).get_or_init(|| zeros(self.layout.slots())),
+        };
+        if let Some(count) = native.get(self.layout.slot(value.abs())) {
+            count.fetch_add(times, Ordering::Release);
         }
         let _ = self
             .sum
@@ -81,17 +113,23 @@ mod tests {
 
     #[test]
     fn a_histogram_buckets_le_inclusive_drops_nan_and_sums() {
-        let h = HistogramSeries::new(&[1.0, 10.0]);
+        let layout = Arc::new(Layout::any(
+            crate::recording::native::NativeConfig::default(),
+        ));
+        let h = HistogramSeries::new(&[1.0, 10.0], layout);
         h.record(1.0);
         h.record(5.0);
         h.record_many(20.0, 2);
         h.record(f64::NAN);
-        assert_eq!(
-            h.read(),
-            HistogramReading {
-                cumulative: vec![1, 2, 4],
-                sum: 46.0
-            }
-        );
+        h.record(-3.0);
+        let r = h.read();
+        assert_eq!((r.cumulative, r.sum), (vec![2, 3, 5], 43.0));
+        // Native: 1, 5 and 20 (twice) above zero, -3 below.
+        let total = |counts: &[u64]| counts.iter().sum::<u64>();
+        assert_eq!(total(&r.native.positive.counts), 4);
+        assert_eq!(total(&r.native.negative.counts), 1);
+        let key = |v: f64| (v.log2() * 8.0).ceil() as i32;
+        let at = (key(3.0) - r.native.negative.first_key) as usize;
+        assert_eq!(r.native.negative.counts[at], 1);
     }
 }

@@ -16,6 +16,7 @@ use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::{HttpMethod, HttpServerRequest, UrlScheme};
 use gym_metrics_kit::PerThread;
 
+use super::native::{Layout, NativeConfig};
 use super::sharded_histogram::HistogramSnapshot;
 
 /// The attribute tuple identifying one series.
@@ -58,23 +59,23 @@ impl HttpSeriesKey {
     }
 }
 
-/// One series' counts: per-bucket (non-cumulative, `+Inf` last) and the sum,
-/// read the same way as a gym histogram's (`successes` stays 0).
+/// One series' counts as a scrape reads them (`successes` stays 0).
 pub(crate) type HttpSeriesCounts = HistogramSnapshot;
 
-/// Counts of a series that has seen nothing yet.
-fn empty_counts(buckets: usize) -> HttpSeriesCounts {
-    HistogramSnapshot {
-        bucket_counts: vec![0; buckets],
-        sum: 0.0,
-        successes: 0,
-    }
+/// One series' counts in one shard: per bucket (`+Inf` last), per native
+/// slot, and the sum.
+#[derive(Debug)]
+struct Counts {
+    buckets: Vec<u64>,
+    native: Vec<u64>,
+    sum: f64,
 }
 
 /// The HTTP server request histogram of one process.
 #[derive(Debug)]
 pub(crate) struct HttpServerHistogram {
     boundaries: Boundaries,
+    native: Layout,
     shards: PerThread<Series>,
     /// The series of threads past the end of their thread-local storage (a
     /// request timer dropped at thread exit): shared, behind the same lock.
@@ -83,15 +84,25 @@ pub(crate) struct HttpServerHistogram {
 
 /// One shard: its series, behind a mutex only a scrape (or, for the shared
 /// shard, another exiting thread) ever contends for.
-type Series = Mutex<Vec<(HttpSeriesKey, HttpSeriesCounts)>>;
+type Series = Mutex<Vec<(HttpSeriesKey, Counts)>>;
 
 impl HttpServerHistogram {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(native: NativeConfig) -> Self {
         Self {
             boundaries: Boundaries::new(Instrument::HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec())
                 .unwrap_or_default(),
+            native: Layout::seconds(native),
             shards: PerThread::new(),
             exited: Series::default(),
+        }
+    }
+
+    /// Counts of a series that has seen nothing yet.
+    fn empty(&self) -> Counts {
+        Counts {
+            buckets: vec![0; self.boundaries.as_slice().len() + 1],
+            native: vec![0; self.native.slots()],
+            sum: 0.0,
         }
     }
 
@@ -104,7 +115,7 @@ impl HttpServerHistogram {
         let key = HttpSeriesKey::of(request);
         let value = request.duration_s();
         let bucket = self.boundaries.bucket_index(value);
-        let buckets = self.boundaries.as_slice().len() + 1;
+        let slot = self.native.slot(value);
         let shard = match self.shards.get() {
             Some(shard) => shard,
             None => self.shards.get_or(Series::default).unwrap_or(&self.exited),
@@ -114,30 +125,38 @@ impl HttpServerHistogram {
         let index = match series.iter().position(|(k, _)| *k == key) {
             Some(index) => index,
             None => {
-                series.push((key, empty_counts(buckets)));
+                series.push((key, self.empty()));
                 series.len() - 1
             }
         };
         let counts = &mut series[index].1;
-        counts.bucket_counts[bucket] = counts.bucket_counts[bucket].wrapping_add(1);
+        counts.buckets[bucket] = counts.buckets[bucket].wrapping_add(1);
+        counts.native[slot] = counts.native[slot].wrapping_add(1);
         counts.sum += value;
     }
 
     /// Every series, summed over the shards, in label order.
     pub(crate) fn snapshot(&self) -> BTreeMap<HttpSeriesKey, HttpSeriesCounts> {
-        let buckets = self.boundaries.as_slice().len() + 1;
-        let mut out: BTreeMap<HttpSeriesKey, HttpSeriesCounts> = BTreeMap::new();
+        let mut totals: BTreeMap<HttpSeriesKey, Counts> = BTreeMap::new();
         for shard in self.shards.iter().chain([&self.exited]) {
             let series = shard.lock().unwrap_or_else(PoisonError::into_inner);
             for (key, counts) in series.iter() {
-                let total = out.entry(*key).or_insert_with(|| empty_counts(buckets));
-                for (t, c) in total.bucket_counts.iter_mut().zip(&counts.bucket_counts) {
+                let total = totals.entry(*key).or_insert_with(|| self.empty());
+                let pairs = (total.buckets.iter_mut().zip(&counts.buckets))
+                    .chain(total.native.iter_mut().zip(&counts.native));
+                for (t, c) in pairs {
                     *t = t.wrapping_add(*c);
                 }
                 total.sum += counts.sum;
             }
         }
-        out
+        let snapshot = |c: Counts| HistogramSnapshot {
+            native: self.native.reading(&c.native),
+            bucket_counts: c.buckets,
+            sum: c.sum,
+            successes: 0,
+        };
+        totals.into_iter().map(|(k, c)| (k, snapshot(c))).collect()
     }
 }
 
@@ -159,7 +178,7 @@ mod tests {
 
     #[test]
     fn one_series_per_attribute_tuple_exact_across_threads() {
-        let h = Arc::new(HttpServerHistogram::new());
+        let h = Arc::new(HttpServerHistogram::new(NativeConfig::default()));
         let workers: Vec<_> = (0..4)
             .map(|_| {
                 let h = Arc::clone(&h);

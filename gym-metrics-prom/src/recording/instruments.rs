@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::fleet_gauge::FleetGauge;
 use super::fleet_sd::{FleetSd, SharedFleetSd};
 use super::http_histogram::HttpServerHistogram;
+use super::native::{Layout, NativeConfig};
 use super::sharded_histogram::ShardedHistogram;
 
 /// The recorded values of the contract's instruments, cumulative since build.
@@ -29,13 +30,13 @@ pub(crate) struct GymMetrics {
 }
 
 impl GymMetrics {
-    pub(crate) fn new(role: Role, boundaries: Boundaries) -> Self {
+    pub(crate) fn new(role: Role, boundaries: Boundaries, native: NativeConfig) -> Self {
         Self {
-            rollout_duration: ShardedHistogram::new(boundaries.clone()),
-            verify_duration: ShardedHistogram::new(boundaries),
+            rollout_duration: ShardedHistogram::new(boundaries.clone(), Layout::millis(native)),
+            verify_duration: ShardedHistogram::new(boundaries, Layout::millis(native)),
             servers_active: role.writes_fleet_size().then(FleetGauge::new),
             fleet_sd: role.writes_fleet_size().then(|| Arc::new(FleetSd::new())),
-            http_server_duration: HttpServerHistogram::new(),
+            http_server_duration: HttpServerHistogram::new(native),
             role,
         }
     }

@@ -7,6 +7,7 @@ pub(crate) mod fleet_sd;
 pub(crate) mod http_histogram;
 mod instruments;
 mod nanos;
+pub(crate) mod native;
 pub(crate) mod sharded_histogram;
 
 pub(crate) use instruments::GymMetrics;

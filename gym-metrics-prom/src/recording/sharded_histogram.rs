@@ -1,9 +1,10 @@
 //! A histogram whose hot path touches only memory owned by the recording thread.
 //!
-//! Each recording thread owns a shard: the bucket counts, the sum and a count
-//! of successes (for verifications), laid out on cache lines of its own. A
-//! record is two relaxed load/store pairs, three with a success (no
-//! read-modify-write, no lock, no shared line); a scrape sums the shards.
+//! Each recording thread owns a shard: the bucket counts, the native
+//! histogram's counts (`native.rs`), the sum and a count of successes (for
+//! verifications), laid out on cache lines of its own. A record is three
+//! relaxed load/store pairs, four with a success (no read-modify-write, no
+//! lock, no shared line); a scrape sums the shards.
 //! Durations are kept in whole nanoseconds (integer adds, exact sums; a
 //! scrape reports the sum in milliseconds); a shard whose sum would pass
 //! `u64::MAX` nanoseconds (584 years) carries it into a float, so nothing
@@ -31,14 +32,16 @@ use gym_metrics_kit::PerThread;
 
 use super::bucket_search::BucketSearch;
 use super::nanos::{duration_nanos, millis_nanos, short_duration_nanos, NANOS_PER_MILLI};
+use super::native::{Layout, Reading};
 
 /// Bucket counts held inline in a shard: with the sum, the carry, the
-/// successes and the overflow pointer, 256 bytes, two 128-byte lines (the 15
+/// successes and the two pointers, 256 bytes, two 128-byte lines (the 15
 /// default bounds need 16). Longer bound lists keep the rest on the heap.
-const INLINE_COUNTS: usize = 27;
+const INLINE_COUNTS: usize = 25;
 
 /// One thread's counters: the sum in whole nanoseconds, the successes (for
-/// verifications) and one count per bucket (the last bucket is `+Inf`).
+/// verifications), one count per bucket (the last bucket is `+Inf`) and
+/// one per native slot.
 /// `carried_ms` (`f64` bits) holds what the sum carried past `u64::MAX`
 /// nanoseconds: written once per 584 years of recorded time.
 #[repr(align(128))]
@@ -48,6 +51,7 @@ struct Shard {
     successes: AtomicU64,
     counts: [AtomicU64; INLINE_COUNTS],
     overflow: Box<[AtomicU64]>,
+    native: Box<[AtomicU64]>,
 }
 
 // A count more inline would spill the shard onto a third line.
@@ -57,7 +61,7 @@ const _: () = assert!(std::mem::size_of::<Shard>() == 256);
 const _: () = assert!(INLINE_COUNTS >= 16);
 
 impl Shard {
-    fn new(buckets: usize) -> Self {
+    fn new(buckets: usize, native_slots: usize) -> Self {
         Self {
             sum_nanos: AtomicU64::new(0),
             carried_ms: AtomicU64::new(0.0f64.to_bits()),
@@ -66,6 +70,7 @@ impl Shard {
             overflow: (INLINE_COUNTS..buckets.max(INLINE_COUNTS))
                 .map(|_| AtomicU64::new(0))
                 .collect(),
+            native: (0..native_slots).map(|_| AtomicU64::new(0)).collect(),
         }
     }
 
@@ -91,6 +96,9 @@ pub(crate) struct HistogramSnapshot {
     /// Values recorded with [`ShardedHistogram::record_outcome`] as successes;
     /// never more than [`HistogramSnapshot::count`].
     pub(crate) successes: u64,
+    /// The same values in native buckets; their total never more than
+    /// [`HistogramSnapshot::count`].
+    pub(crate) native: Reading,
 }
 
 impl HistogramSnapshot {
@@ -106,17 +114,21 @@ impl HistogramSnapshot {
 pub(crate) struct ShardedHistogram {
     boundaries: Boundaries,
     search: BucketSearch,
+    native: Layout,
     shards: PerThread<Shard>,
     /// The values of threads past the end of their thread-local storage.
     exited: Shard,
 }
 
 impl ShardedHistogram {
-    /// An empty histogram with these upper bounds (plus the implicit `+Inf`).
-    pub(crate) fn new(boundaries: Boundaries) -> Self {
+    /// An empty histogram of durations in milliseconds with these upper
+    /// bounds (plus the implicit `+Inf`), and native buckets laid out as
+    /// `native`.
+    pub(crate) fn new(boundaries: Boundaries, native: Layout) -> Self {
         Self {
             search: BucketSearch::new(&boundaries.as_nanos()),
-            exited: Shard::new(boundaries.as_slice().len() + 1),
+            exited: Shard::new(boundaries.as_slice().len() + 1, native.slots()),
+            native,
             boundaries,
             shards: PerThread::new(),
         }
@@ -201,7 +213,8 @@ impl ShardedHistogram {
     /// whose thread-local storage is torn down.
     fn shard(&self) -> Option<&Shard> {
         let buckets = self.boundaries.as_slice().len() + 1;
-        self.shards.get_or(|| Shard::new(buckets))
+        self.shards
+            .get_or(|| Shard::new(buckets, self.native.slots()))
     }
 
     /// The hot path makes no call that returns to it (every other path is a
@@ -211,15 +224,22 @@ impl ShardedHistogram {
     fn record_in(&self, shard: &Shard, nanos: u64, succeeded: bool) {
         match self.search.index_below_16(nanos) {
             // Below 16, so an inline count (`INLINE_COUNTS >= 16`).
-            Some(index) => Self::add(shard, &shard.counts[index], nanos, succeeded),
+            Some(index) => self.add(shard, &shard.counts[index], nanos, succeeded),
             None => self.record_in_searched(shard, nanos, succeeded),
         }
+    }
+
+    /// The native slot of `nanos`.
+    #[inline(always)]
+    fn native_slot(&self, nanos: u64) -> usize {
+        // Past 2^63 ns (292 years) the value turns negative: the top slot.
+        self.native.slot(nanos as i64 as f64 / NANOS_PER_MILLI)
     }
 
     /// [`Self::record_in`] for bounds the octave search does not take.
     #[inline(never)]
     fn record_in_searched(&self, shard: &Shard, nanos: u64, succeeded: bool) {
-        Self::add(
+        self.add(
             shard,
             shard.count(self.search.index(nanos)),
             nanos,
@@ -231,23 +251,27 @@ impl ShardedHistogram {
     /// writes its shard, so a relaxed load followed by a store cannot lose
     /// an update.
     #[inline(always)]
-    fn add(shard: &Shard, count: &AtomicU64, nanos: u64, succeeded: bool) {
+    fn add(&self, shard: &Shard, count: &AtomicU64, nanos: u64, succeeded: bool) {
+        let native = &shard.native[self.native_slot(nanos)];
         // Integer nanoseconds: exact, and an add is one cycle on the
         // store-to-load chain a tight loop on one slot forms (a float add is
         // three). Past 584 years of summed time, the sum carries (never wraps).
         let Some(sum) = shard.sum_nanos.load(Ordering::Relaxed).checked_add(nanos) else {
-            return Self::carry_then_count(shard, count, nanos, succeeded);
+            return Self::carry_then_count(shard, count, native, nanos, succeeded);
         };
         shard.sum_nanos.store(sum, Ordering::Relaxed);
-        Self::count_one(shard, count, succeeded);
+        Self::count_one(shard, count, native, succeeded);
     }
 
-    /// Publishes one value's count (and success) after its sum.
+    /// Publishes one value's count, native count and success, after its sum.
     #[inline(always)]
-    fn count_one(shard: &Shard, count: &AtomicU64, succeeded: bool) {
+    fn count_one(shard: &Shard, count: &AtomicU64, native: &AtomicU64, succeeded: bool) {
         let new_count = count.load(Ordering::Relaxed).wrapping_add(1);
         // Release: a reader that sees this count also sees the sum before it.
         count.store(new_count, Ordering::Release);
+        let new_native = native.load(Ordering::Relaxed).wrapping_add(1);
+        // Release: a reader that sees this native count also sees the count.
+        native.store(new_native, Ordering::Release);
 
         if succeeded {
             let new = shard.successes.load(Ordering::Relaxed).wrapping_add(1);
@@ -259,12 +283,18 @@ impl ShardedHistogram {
     /// [`Self::add`] once per 584 years: the carry, then the count.
     #[cold]
     #[inline(never)]
-    fn carry_then_count(shard: &Shard, count: &AtomicU64, nanos: u64, succeeded: bool) {
+    fn carry_then_count(
+        shard: &Shard,
+        count: &AtomicU64,
+        native: &AtomicU64,
+        nanos: u64,
+        succeeded: bool,
+    ) {
         // Read again rather than passed: the hot path then keeps no copy
         // (only this thread writes the sum, so it is the same value).
         let sum = shard.sum_nanos.load(Ordering::Relaxed);
         Self::carry(shard, sum, nanos);
-        Self::count_one(shard, count, succeeded);
+        Self::count_one(shard, count, native, succeeded);
     }
 
     /// [`Self::record_in`] for the shard that exiting threads share: several
@@ -303,6 +333,7 @@ impl ShardedHistogram {
         shard
             .count(self.search.index(nanos))
             .fetch_add(1, Ordering::Release);
+        shard.native[self.native_slot(nanos)].fetch_add(1, Ordering::Release);
         if succeeded {
             shard.successes.fetch_add(1, Ordering::Release);
         }
@@ -321,16 +352,21 @@ impl ShardedHistogram {
     }
 
     /// Sums every shard. Each shard's successes are read (acquire) before its
-    /// buckets, and its buckets before its sum, so `successes <= count` and
-    /// the sum covers at least every counted value. The sum is reported in
-    /// milliseconds.
+    /// native counts, those before its buckets, and its buckets before its
+    /// sum, so `successes <= count`, the native counts total at most the
+    /// count, and the sum covers at least every counted value. The sum is
+    /// reported in milliseconds.
     pub(crate) fn snapshot(&self) -> HistogramSnapshot {
         let buckets = self.boundaries.as_slice().len() + 1;
         let mut bucket_counts = vec![0u64; buckets];
+        let mut native = vec![0u64; self.native.slots()];
         let mut successes = 0u64;
         let mut sum_ms = 0.0f64;
         for shard in self.shards.iter().chain([&self.exited]) {
             successes = successes.wrapping_add(shard.successes.load(Ordering::Acquire));
+            for (total, count) in native.iter_mut().zip(shard.native.iter()) {
+                *total = total.wrapping_add(count.load(Ordering::Acquire));
+            }
             for (i, total) in bucket_counts.iter_mut().enumerate() {
                 *total = total.wrapping_add(shard.count(i).load(Ordering::Acquire));
             }
@@ -342,6 +378,7 @@ impl ShardedHistogram {
             bucket_counts,
             sum: sum_ms,
             successes,
+            native: self.native.reading(&native),
         }
     }
 }
@@ -359,6 +396,13 @@ impl std::fmt::Debug for ShardedHistogram {
 #[path = "sharded_histogram_loom.rs"]
 mod sharded_histogram_loom;
 
+/// A histogram of `boundaries` with the default native buckets (tests).
+#[cfg(test)]
+fn histogram(boundaries: Boundaries) -> ShardedHistogram {
+    let native = Layout::millis(super::native::NativeConfig::default());
+    ShardedHistogram::new(boundaries, native)
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -367,7 +411,7 @@ mod tests {
     // What the doc examples showed while these types were public.
     #[test]
     fn le_is_inclusive_and_snapshots_count_sum_and_accumulate() {
-        let h = ShardedHistogram::new(Boundaries::new(vec![100.0, 1000.0]).unwrap());
+        let h = histogram(Boundaries::new(vec![100.0, 1000.0]).unwrap());
         assert_eq!(h.snapshot().count(), 0);
         h.record(40.0);
         h.record(100.0);
@@ -375,13 +419,13 @@ mod tests {
         let s = h.snapshot();
         assert_eq!(s.bucket_counts, [2, 0, 1]);
         assert_eq!((s.count(), s.sum), (3, 5140.0));
-        let d = ShardedHistogram::new(Boundaries::default());
+        let d = histogram(Boundaries::default());
         assert_eq!(d.boundaries().as_slice().len(), 15);
     }
 
     #[test]
     fn values_durations_and_outcomes_land_alike_and_nan_is_dropped() {
-        let h = ShardedHistogram::new(Boundaries::default());
+        let h = histogram(Boundaries::default());
         h.record(120.0);
         h.record(f64::NAN);
         h.record_duration(Duration::from_micros(2_500));
@@ -395,7 +439,7 @@ mod tests {
 
     #[test]
     fn exact_across_threads_and_thread_churn() {
-        let h = Arc::new(ShardedHistogram::new(Boundaries::default()));
+        let h = Arc::new(histogram(Boundaries::default()));
         for _round in 0..5 {
             let workers: Vec<_> = (0..4)
                 .map(|_| {
@@ -428,7 +472,7 @@ mod tests {
 
     #[test]
     fn successes_exact_across_threads_and_never_ahead_of_the_count() {
-        let h = Arc::new(ShardedHistogram::new(Boundaries::default()));
+        let h = Arc::new(histogram(Boundaries::default()));
         let writers: Vec<_> = (0..2)
             .map(|_| {
                 let h = Arc::clone(&h);
@@ -452,7 +496,7 @@ mod tests {
 
     #[test]
     fn count_never_runs_ahead_of_the_sum() {
-        let h = Arc::new(ShardedHistogram::new(Boundaries::default()));
+        let h = Arc::new(histogram(Boundaries::default()));
         let writer = {
             let h = Arc::clone(&h);
             std::thread::spawn(move || {
@@ -471,7 +515,7 @@ mod tests {
 
     #[test]
     fn durations_and_milliseconds_agree_and_sums_are_exact() {
-        let h = ShardedHistogram::new(Boundaries::default());
+        let h = histogram(Boundaries::default());
         h.record_duration(Duration::from_nanos(100_000_001)); // just past 100 ms
         h.record(0.1); // 100 µs
         h.record(0.2);
@@ -485,7 +529,7 @@ mod tests {
         assert_eq!(s.sum, (100_300_001.0 + u64::MAX as f64) / 1e6);
         h.record_duration(Duration::from_millis(5)); // the integer sum restarted
         assert_eq!(h.snapshot().sum, s.sum + 5.0);
-        let exact = ShardedHistogram::new(Boundaries::default());
+        let exact = histogram(Boundaries::default());
         exact.record(0.1);
         exact.record(0.2);
         // f64 milliseconds would sum to 0.30000000000000004.
@@ -515,7 +559,7 @@ mod tests {
     fn threads_recording_from_thread_local_destructors_are_counted_exactly() {
         const THREADS: u64 = 8;
         const AT_EXIT: u64 = 1_000;
-        let h = Arc::new(ShardedHistogram::new(Boundaries::default()));
+        let h = Arc::new(histogram(Boundaries::default()));
         let all_recorded = Arc::new(std::sync::Barrier::new(THREADS as usize));
         let threads: Vec<_> = (0..THREADS)
             .map(|_| {
@@ -552,7 +596,7 @@ mod tests {
 
     #[test]
     fn the_shared_shard_carries_its_sum_like_an_own_one() {
-        let h = ShardedHistogram::new(Boundaries::default());
+        let h = histogram(Boundaries::default());
         h.record_shared(u64::MAX, true);
         h.record_shared(u64::MAX, false); // the integer sum would wrap: it carries
         h.record_shared(5_000_000, false);
@@ -565,7 +609,7 @@ mod tests {
     #[test]
     fn shard_layout_spans_several_lines_for_many_buckets() {
         let bounds: Vec<f64> = (1..=40).map(f64::from).collect();
-        let h = ShardedHistogram::new(Boundaries::new(bounds).unwrap());
+        let h = histogram(Boundaries::new(bounds).unwrap());
         for v in 0..=45 {
             h.record(f64::from(v));
         }

@@ -2,7 +2,11 @@
 //! (`scrape_protocols: [PrometheusProto]`, job `proto`) and as the 0.0.4
 //! text (job `text`), and stores the same series with the same values:
 //! every source of families (ours, the process's, the `metrics` bridge's,
-//! an application registry's) in both. (Global state: its own process.)
+//! an application registry's) in both, the native histograms beside them
+//! from protobuf only (ours and the bridge's: the `prometheus` crate keeps
+//! classic buckets only). And a Prometheus with native histograms on stores
+//! both kinds for every histogram family, and both answer quantiles.
+//! (Global state: each test in its own process.)
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -12,15 +16,28 @@ use gym_metrics_kit::bridge::MetricsBridgeOptions;
 use gym_metrics_prom::{PrometheusBuilder, PROTOBUF_CONTENT_TYPE};
 use gym_testkit::{http_get, require, Prometheus, Tool};
 
-/// Every stored series of `job` but Prometheus' own (`up`, `scrape_*`): its
-/// labels without `job` (`le` as a number: Prometheus 2 spells a protobuf
-/// bound as a float, `100.0`, where the text says `100`), and its value
-/// (`None` for the process's, which change from one scrape to the next).
-fn stored(prometheus: &Prometheus, job: &str) -> BTreeMap<Vec<(String, String)>, Option<f64>> {
+/// Every stored float series of `job` but Prometheus' own (`up`,
+/// `scrape_*`): its labels without `job` (`le` as a number: Prometheus 2
+/// spells a protobuf bound as a float, `100.0`, where the text says `100`),
+/// and its value (`None` for the process's, which change from one scrape
+/// to the next). Also the names of the native histograms stored.
+type Stored = BTreeMap<Vec<(String, String)>, Option<f64>>;
+
+fn stored(prometheus: &Prometheus, job: &str) -> (Stored, Vec<String>) {
     let query = format!(r#"{{job="{job}", __name__!~"up|scrape_.*"}}"#);
     let samples = prometheus.query(&query).unwrap();
-    samples
+    // A native histogram is a series named as its family, beside `_count`.
+    let names: std::collections::BTreeSet<String> = samples
+        .iter()
+        .map(|s| s.labels["__name__"].clone())
+        .collect();
+    let native: Vec<String> = (names.iter())
+        .filter(|n| names.contains(&format!("{n}_count")))
+        .cloned()
+        .collect();
+    let floats = samples
         .into_iter()
+        .filter(|s| !native.contains(&s.labels["__name__"]))
         .map(|s| {
             let process = s.labels["__name__"].starts_with("process_");
             let labels = s.labels.into_iter().filter(|(k, _)| k != "job");
@@ -31,7 +48,8 @@ fn stored(prometheus: &Prometheus, job: &str) -> BTreeMap<Vec<(String, String)>,
             let labels = labels.map(le).collect();
             (labels, (!process).then_some(s.value))
         })
-        .collect()
+        .collect();
+    (floats, native)
 }
 
 #[test]
@@ -89,7 +107,7 @@ fn prometheus_stores_the_same_series_from_protobuf_as_from_text() {
     let job = |name: &str, protocol: &str| {
         format!(
             "  - job_name: {name}\n    scrape_protocols: [{protocol}]\n    \
-             static_configs:\n      - targets: ['{}']\n",
+             scrape_classic_histograms: true\n    static_configs:\n      - targets: ['{}']\n",
             guard.local_addr()
         )
     };
@@ -105,8 +123,19 @@ fn prometheus_stores_the_same_series_from_protobuf_as_from_text() {
         })
         .unwrap_or_else(|e| panic!("{e}\n{}", prometheus.log_tail()));
 
-    let (proto, text) = (stored(&prometheus, "proto"), stored(&prometheus, "text"));
+    let ((proto, native), (text, none)) =
+        (stored(&prometheus, "proto"), stored(&prometheus, "text"));
     assert_eq!(proto, text);
+    assert_eq!(
+        native,
+        [
+            "gym_rollout_duration_ms_milliseconds",
+            "gym_verify_duration_ms_milliseconds",
+            "http_server_request_duration_seconds",
+            "sandbox_start",
+        ]
+    );
+    assert!(none.is_empty(), "{none:?}");
     let names: std::collections::BTreeSet<&str> = proto
         .keys()
         .filter_map(|labels| labels.iter().find(|(k, _)| k == "__name__"))
@@ -137,5 +166,98 @@ fn prometheus_stores_the_same_series_from_protobuf_as_from_text() {
         (rollouts("proto", "5000.0"), rollouts("text", "5000")),
         (2.0, 2.0)
     );
+    guard.shutdown().expect("the endpoint stops cleanly");
+}
+
+/// The one value of an instant query.
+fn one(prometheus: &Prometheus, promql: &str) -> f64 {
+    let samples = prometheus.query(promql).unwrap();
+    assert_eq!(samples.len(), 1, "{promql}: {samples:?}");
+    samples[0].value
+}
+
+#[test]
+fn prometheus_with_native_histograms_stores_native_and_classic_series() {
+    if gym_testkit::ran_in_child() {
+        return;
+    }
+    require(Tool::Prometheus);
+    let guard = PrometheusBuilder::new()
+        .role(Role::orchestrator())
+        .with_http_listener(([127, 0, 0, 1], 0))
+        .install()
+        .unwrap();
+    // 1,000 rollouts from 10 ms to about an hour, evenly spread in log scale.
+    let rollouts: Vec<f64> = (0..1000)
+        .map(|i| 10.0 * (360_000f64).powf(f64::from(i) / 999.0))
+        .collect();
+    for &ms in &rollouts {
+        gym_metrics_api::record_rollout_duration_ms(ms);
+    }
+    gym_metrics_api::record_verify(Duration::from_millis(250), true);
+    gym_metrics_api::record_http_server_request(&HttpServerRequest::new(
+        HttpMethod::Post,
+        Some("/verify"),
+        UrlScheme::Http,
+        Some(200),
+        Duration::from_millis(40),
+    ));
+
+    let config = format!(
+        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: gym\n    \
+         scrape_classic_histograms: true\n    static_configs:\n      - targets: ['{}']\n",
+        guard.local_addr()
+    );
+    let prometheus = Prometheus::start_with_features(&config, &["native-histograms"]).unwrap();
+    let rollout = "gym_rollout_duration_ms_milliseconds";
+    prometheus
+        .wait_for(
+            &format!("histogram_count({rollout})"),
+            Duration::from_secs(15),
+            |s| s.len() == 1,
+        )
+        .unwrap_or_else(|e| panic!("{e}\n{}", prometheus.log_tail()));
+
+    // Every histogram family is stored native, with its count and sum.
+    for (family, count) in [
+        (rollout, 1000.0),
+        ("gym_verify_duration_ms_milliseconds", 1.0),
+        ("http_server_request_duration_seconds", 1.0),
+    ] {
+        assert_eq!(
+            one(&prometheus, &format!("histogram_count({family})")),
+            count,
+            "{family}"
+        );
+        // And classic, beside it.
+        assert_eq!(
+            one(&prometheus, &format!("{family}_count")),
+            count,
+            "{family}"
+        );
+    }
+    let sum: f64 = rollouts.iter().sum();
+    let stored = one(&prometheus, &format!("histogram_sum({rollout})"));
+    assert!((stored - sum).abs() < 1e-6 * sum, "{stored} vs {sum}");
+
+    // Both answer a quantile; the native one within its bucket width (9 %).
+    let mut sorted = rollouts.clone();
+    sorted.sort_by(f64::total_cmp);
+    for q in [0.5, 0.95, 0.99] {
+        let exact = sorted[(q * 1000.0) as usize - 1];
+        let native = one(&prometheus, &format!("histogram_quantile({q}, {rollout})"));
+        let classic = one(
+            &prometheus,
+            &format!("histogram_quantile({q}, {rollout}_bucket)"),
+        );
+        assert!(
+            (native / exact - 1.0).abs() < 0.1,
+            "p{q}: native {native} vs {exact}"
+        );
+        assert!(
+            classic.is_finite() && classic > 0.0,
+            "p{q}: classic {classic}"
+        );
+    }
     guard.shutdown().expect("the endpoint stops cleanly");
 }

@@ -34,17 +34,23 @@ impl Prometheus {
     /// files etc.). Every `{{PORT}}` in it is replaced by Prometheus's own port (so
     /// a config can scrape Prometheus itself); configs without it are used as written.
     pub fn start_with_config(config_yaml: &str) -> Result<Self, String> {
-        Self::start_in_mode(config_yaml, Mode::Server)
+        Self::start_in_mode(config_yaml, Mode::Server, &[])
+    }
+
+    /// Like [`Prometheus::start_with_config`], with these feature flags on
+    /// (`--enable-feature=native-histograms,exemplar-storage`).
+    pub fn start_with_features(config_yaml: &str, features: &[&str]) -> Result<Self, String> {
+        Self::start_in_mode(config_yaml, Mode::Server, features)
     }
 
     /// Like [`Prometheus::start_with_config`], in agent mode
     /// (`--enable-feature=agent`): it scrapes and remote-writes, keeps no
     /// queryable storage; [`Prometheus::targets_json`] still answers.
     pub fn start_agent_with_config(config_yaml: &str) -> Result<Self, String> {
-        Self::start_in_mode(config_yaml, Mode::Agent)
+        Self::start_in_mode(config_yaml, Mode::Agent, &[])
     }
 
-    fn start_in_mode(config_yaml: &str, mode: Mode) -> Result<Self, String> {
+    fn start_in_mode(config_yaml: &str, mode: Mode, features: &[&str]) -> Result<Self, String> {
         let binary = tool_path(Tool::Prometheus)
             .ok_or("prometheus not provisioned, run `cargo xtask tools`")?;
         retry_on_port_clash(|| {
@@ -55,16 +61,23 @@ impl Prometheus {
                 .map_err(|e| format!("prometheus: cannot write {}: {e}", config.display()))?;
             let mut cmd = Command::new(&binary);
             cmd.arg(format!("--config.file={}", config.display()));
+            let mut features = features.to_vec();
             match mode {
                 Mode::Server => cmd.arg(format!(
                     "--storage.tsdb.path={}",
                     dir.path().join("data").display()
                 )),
-                Mode::Agent => cmd.arg("--enable-feature=agent").arg(format!(
-                    "--storage.agent.path={}",
-                    dir.path().join("wal").display()
-                )),
+                Mode::Agent => {
+                    features.push("agent");
+                    cmd.arg(format!(
+                        "--storage.agent.path={}",
+                        dir.path().join("wal").display()
+                    ))
+                }
             };
+            if !features.is_empty() {
+                cmd.arg(format!("--enable-feature={}", features.join(",")));
+            }
             cmd.arg(format!("--web.listen-address=127.0.0.1:{port}"))
                 .arg("--log.level=info")
                 // Hidden flag (default 5s): how long new scrape targets wait before the first scrape.

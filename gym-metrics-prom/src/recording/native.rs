@@ -1,0 +1,373 @@
+//! Native histograms: which exponential bucket a value falls in, as
+//! Prometheus defines them, and what a scrape shows of their counts.
+//!
+//! At schema `s`, bucket `k` holds the values in `(2^((k-1)/2^s), 2^(k/2^s)]`
+//! (schema 3: eight buckets per doubling, each about 9 % wide). A duration
+//! histogram keeps 40 doublings apart, from about a microsecond (2^-10 ms,
+//! 2^-20 s) to about twelve days, a bridged one 80, from 2^-30 to 2^50;
+//! smaller values count in the zero bucket, larger ones in the top bucket. Counts are kept at the configured schema (at
+//! least 0); a scrape lowers the schema, merging neighbours, until the
+//! buckets in use fit the bucket limit.
+//!
+//! The bucket is found without a loop or a data-dependent branch: the
+//! value's exponent gives the doubling, and the top `s + 1` bits of its
+//! mantissa a cell holding at most one bound, so one compare finishes.
+
+/// The schema when none is set: eight buckets per doubling (about 9 %).
+pub const DEFAULT_SCHEMA: i8 = 3;
+/// The lowest schema Prometheus takes (16 doublings per bucket).
+pub const MIN_SCHEMA: i8 = -4;
+/// The highest schema Prometheus takes (256 buckets per doubling).
+pub const MAX_SCHEMA: i8 = 8;
+/// The most buckets a scrape shows per series when none is set: the
+/// OpenTelemetry SDKs' default for exponential histograms.
+pub const DEFAULT_BUCKET_LIMIT: usize = 160;
+
+/// The native histograms' settings: the schema and the bucket limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NativeConfig {
+    pub(crate) schema: i8,
+    pub(crate) bucket_limit: usize,
+}
+
+/// A native-histogram setting this backend cannot use.
+///
+/// ```
+/// let e = gym_metrics_prom::PrometheusBuilder::new().native_histogram_schema(9).unwrap_err();
+/// assert!(e.to_string().contains("from -4 to 8"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NativeHistogramError {
+    /// A schema Prometheus does not take.
+    #[error("native histogram schema {0} is out of range: give one from -4 to 8 (3, the default, has eight buckets per doubling, each about 9 % wide; each step up halves the width and doubles the memory per thread)")]
+    Schema(i8),
+    /// A bucket limit of zero.
+    #[error(
+        "a native histogram bucket limit of 0 would show no bucket: give 1 or more (default 160)"
+    )]
+    BucketLimit,
+}
+
+impl NativeConfig {
+    /// These settings with `schema`.
+    pub(crate) fn with_schema(self, schema: i8) -> Result<Self, NativeHistogramError> {
+        match schema {
+            MIN_SCHEMA..=MAX_SCHEMA => Ok(Self { schema, ..self }),
+            _ => Err(NativeHistogramError::Schema(schema)),
+        }
+    }
+
+    /// These settings with `bucket_limit`.
+    pub(crate) fn with_bucket_limit(
+        self,
+        bucket_limit: usize,
+    ) -> Result<Self, NativeHistogramError> {
+        match bucket_limit {
+            0 => Err(NativeHistogramError::BucketLimit),
+            _ => Ok(Self {
+                bucket_limit,
+                ..self
+            }),
+        }
+    }
+}
+
+impl Default for NativeConfig {
+    fn default() -> Self {
+        Self {
+            schema: DEFAULT_SCHEMA,
+            bucket_limit: DEFAULT_BUCKET_LIMIT,
+        }
+    }
+}
+
+/// The IEEE 754 double's mantissa bits.
+const MANTISSA_BITS: u32 = 52;
+const MANTISSA: u64 = (1 << MANTISSA_BITS) - 1;
+const EXPONENT_BIAS: i32 = 1023;
+
+/// Where the values of one unit go: the layout of one histogram's counts.
+#[derive(Debug, Clone)]
+pub(crate) struct Layout {
+    /// The schema counts are kept at (at least 0).
+    schema: u8,
+    /// The schema a scrape shows at most.
+    shown: i8,
+    bucket_limit: usize,
+    /// The key of slot 1 (slot 0 is the zero bucket).
+    first_key: i32,
+    slots: usize,
+    /// Values at or below this count in the zero bucket.
+    zero_threshold: f64,
+    /// Per cell of the mantissa's top `schema + 1` bits: how many of the
+    /// doubling's bounds lie below the cell, and the one within it (as
+    /// mantissa bits; `u64::MAX` for none).
+    cells: Box<[(u32, u64)]>,
+}
+
+impl Layout {
+    /// The layout for durations in milliseconds: from 2^-10 ms (about 1 µs).
+    pub(crate) fn millis(config: NativeConfig) -> Self {
+        Self::new(config.schema, config.bucket_limit, -10, 40)
+    }
+
+    /// The layout for durations in seconds: from 2^-20 s (about 1 µs).
+    pub(crate) fn seconds(config: NativeConfig) -> Self {
+        Self::new(config.schema, config.bucket_limit, -20, 40)
+    }
+
+    /// The layout for values of any unit (a bridged `metrics` histogram's):
+    /// from 2^-30 to 2^50.
+    #[cfg(feature = "metrics-bridge")]
+    pub(crate) fn any(config: NativeConfig) -> Self {
+        Self::new(config.schema, config.bucket_limit, -30, 80)
+    }
+
+    /// The layout for values whose `octaves` kept doublings start at
+    /// `2^lowest_octave`, at `schema` (clamped to what Prometheus takes),
+    /// showing at most `bucket_limit` buckets (at least one).
+    pub(crate) fn new(schema: i8, bucket_limit: usize, lowest_octave: i32, octaves: i32) -> Self {
+        let shown = schema.clamp(MIN_SCHEMA, MAX_SCHEMA);
+        let schema = shown.max(0) as u8;
+        let per_octave = 1u32 << schema;
+        // The doubling's bounds as mantissas: 2^(j / 2^schema) for j in 1..2^schema.
+        let bounds: Vec<u64> = (1..per_octave)
+            .map(|j| (2f64.powf(f64::from(j) / f64::from(per_octave)).to_bits()) & MANTISSA)
+            .collect();
+        let shift = MANTISSA_BITS - (u32::from(schema) + 1);
+        let cells = (0..2u64 << schema)
+            .map(|cell| {
+                let (start, end) = (cell << shift, (cell + 1) << shift);
+                let below = bounds.iter().filter(|&&b| b < start).count() as u32;
+                let within = bounds.iter().find(|&&b| (start..end).contains(&b));
+                (below, within.copied().unwrap_or(u64::MAX))
+            })
+            .collect();
+        Self {
+            schema,
+            shown,
+            bucket_limit: bucket_limit.max(1),
+            first_key: (lowest_octave << schema) + 1,
+            slots: 1 + (octaves << schema) as usize,
+            zero_threshold: 2f64.powi(lowest_octave),
+            cells,
+        }
+    }
+
+    /// The number of counts a histogram of this layout keeps.
+    pub(crate) fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// The slot of `value`: 0 (the zero bucket) at or below the zero
+    /// threshold, NaN and negatives included; the top slot above the range.
+    #[inline(always)]
+    pub(crate) fn slot(&self, value: f64) -> usize {
+        let bits = value.to_bits();
+        let mantissa = bits & MANTISSA;
+        // A negative value's sign bit makes its exponent the largest: the
+        // caller never passes one (durations), and it lands in range anyway.
+        let exponent = (bits >> MANTISSA_BITS) as i32 - EXPONENT_BIAS;
+        let (below, within) =
+            self.cells[(mantissa >> (MANTISSA_BITS - 1 - u32::from(self.schema))) as usize];
+        // Above 2^exponent (a mantissa), then above each bound below the
+        // cell, then above the one within it.
+        let key = (exponent << self.schema)
+            + i32::from(mantissa != 0)
+            + below as i32
+            + i32::from(mantissa > within);
+        (key - self.first_key + 1).clamp(0, self.slots as i32 - 1) as usize
+    }
+
+    /// What a scrape shows of `counts` (one per slot): the schema lowered
+    /// until the buckets in use fit the limit.
+    pub(crate) fn reading(&self, counts: &[u64]) -> Reading {
+        self.signed_reading(counts, &[])
+    }
+
+    /// [`Layout::reading`] of values whose magnitudes are counted in
+    /// `positive` and `negative` (one per slot, or none): both lowered to
+    /// one schema, their zero buckets one.
+    pub(crate) fn signed_reading(&self, positive: &[u64], negative: &[u64]) -> Reading {
+        let side = |counts: &[u64]| Side {
+            first_key: self.first_key,
+            counts: counts.get(1..).unwrap_or_default().to_vec(),
+        };
+        let (mut positive_side, mut negative_side) = (side(positive), side(negative));
+        let mut schema = i32::from(self.schema);
+        let in_use = |s: &Side| s.counts.iter().filter(|&&c| c != 0).count();
+        while schema > i32::from(self.shown)
+            || (in_use(&positive_side) + in_use(&negative_side) > self.bucket_limit
+                && schema > i32::from(MIN_SCHEMA))
+        {
+            positive_side = positive_side.lowered();
+            negative_side = negative_side.lowered();
+            schema -= 1;
+        }
+        let zero = |counts: &[u64]| counts.first().copied().unwrap_or(0);
+        Reading {
+            schema: schema as i8,
+            zero_threshold: self.zero_threshold,
+            zero_count: zero(positive).wrapping_add(zero(negative)),
+            positive: positive_side,
+            negative: negative_side,
+        }
+    }
+}
+
+/// A native histogram's buckets as a scrape shows them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Reading {
+    pub(crate) schema: i8,
+    pub(crate) zero_threshold: f64,
+    pub(crate) zero_count: u64,
+    /// The buckets of values above the zero bucket, and of those below it
+    /// by their magnitude.
+    pub(crate) positive: Side,
+    pub(crate) negative: Side,
+}
+
+/// The buckets on one side of the zero bucket.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Side {
+    /// The key of `counts[0]`.
+    pub(crate) first_key: i32,
+    /// One count per bucket, from `first_key` on (zeros included).
+    pub(crate) counts: Vec<u64>,
+}
+
+impl Side {
+    /// These buckets one schema lower: bucket `k` lies within bucket
+    /// `(k + 1) >> 1` there.
+    fn lowered(self) -> Self {
+        let first_key = (self.first_key + 1) >> 1;
+        let last_key = (self.first_key + self.counts.len() as i32) >> 1;
+        let mut counts = vec![0u64; (last_key - first_key + 1).max(0) as usize];
+        for (key, &c) in (self.first_key..).zip(&self.counts) {
+            let at = (((key + 1) >> 1) - first_key) as usize;
+            counts[at] = counts[at].wrapping_add(c);
+        }
+        Self { first_key, counts }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bucket key Prometheus gives `v` at `schema`, written plainly.
+    fn oracle(v: f64, schema: i32) -> i32 {
+        (v.log2() * 2f64.powi(schema)).ceil() as i32
+    }
+
+    #[test]
+    fn values_land_where_prometheus_puts_them() {
+        for schema in 0..=8 {
+            let layout = Layout::new(schema as i8, usize::MAX, -10, 40);
+            let mut v = 0.0011f64;
+            while v < 1e9 {
+                let key = oracle(v, schema);
+                // Clear of the bounds, where log2's rounding could disagree.
+                let exact_bound = (v.log2() * f64::from(1 << schema)).fract().abs() < 1e-9;
+                if !exact_bound {
+                    let slot = layout.slot(v);
+                    assert_eq!(
+                        slot as i32,
+                        key - layout.first_key + 1,
+                        "{v} at schema {schema}"
+                    );
+                }
+                v *= 1.0137;
+            }
+        }
+    }
+
+    #[test]
+    fn a_bound_belongs_to_the_bucket_it_ends() {
+        let layout = Layout::new(3, usize::MAX, -10, 40);
+        for k in -70..170 {
+            let bound = 2f64.powf(f64::from(k) / 8.0);
+            let slot = layout.slot(bound) as i32;
+            // The computed bound may be one ulp off the true one.
+            let key = slot + layout.first_key - 1;
+            assert!((key - k).abs() <= 1, "{bound}: {key} vs {k}");
+            if k % 8 == 0 {
+                assert_eq!(key, k, "a power of two, {bound}, is exact");
+            }
+        }
+    }
+
+    #[test]
+    fn the_ends_and_odd_values_are_clamped() {
+        let layout = Layout::new(3, usize::MAX, -10, 40);
+        let top = layout.slots() - 1;
+        for (v, slot) in [
+            (0.0, 0),
+            (2f64.powi(-10), 0),
+            (f64::MIN_POSITIVE / 2.0, 0),
+            (f64::NAN, top),
+            (-1.0, top),
+            (1e30, top),
+            (f64::INFINITY, top),
+            (2f64.powi(30), top),
+        ] {
+            assert_eq!(layout.slot(v), slot, "{v}");
+        }
+        assert_eq!(layout.slot(2f64.powi(-10) * 1.01), 1);
+    }
+
+    #[test]
+    fn a_scrape_lowers_the_schema_to_fit_the_limit_and_keeps_every_count() {
+        let layout = Layout::new(3, 4, -10, 40);
+        let mut counts = vec![0u64; layout.slots()];
+        for v in [1.0, 1.1, 1.3, 1.6, 1.9, 2.5, 3.0, 100.0] {
+            counts[layout.slot(v)] += 1;
+        }
+        counts[0] = 2;
+        let r = layout.reading(&counts);
+        assert!(r.schema < 3, "{r:?}");
+        assert!(
+            r.positive.counts.iter().filter(|&&c| c != 0).count() <= 4,
+            "{r:?}"
+        );
+        let p = &r.positive;
+        assert_eq!((r.zero_count, p.counts.iter().sum::<u64>()), (2, 8));
+        // Every value is counted in its own bucket at the lowered schema.
+        for v in [1.0, 1.1, 1.3, 1.6, 1.9, 2.5, 3.0, 100.0] {
+            let at = oracle(v, i32::from(r.schema)) - p.first_key;
+            assert_ne!(p.counts[at as usize], 0, "{v} in {r:?}");
+        }
+        // A negative schema is shown merged from schema 0.
+        let coarse = Layout::new(-2, usize::MAX, -10, 40);
+        let mut counts = vec![0u64; coarse.slots()];
+        counts[coarse.slot(5.0)] += 1;
+        let r = coarse.reading(&counts);
+        assert_eq!(r.schema, -2);
+        let p = &r.positive;
+        let key = p.first_key + p.counts.iter().position(|&c| c == 1).unwrap() as i32;
+        // Schema -2: bucket 1 is (1, 16].
+        assert_eq!(key, 1);
+    }
+
+    #[test]
+    fn both_sides_share_the_lowered_schema_and_the_zero_bucket() {
+        let layout = Layout::new(3, 3, -10, 40);
+        let (mut positive, mut negative) = (vec![0u64; layout.slots()], vec![0u64; layout.slots()]);
+        for v in [1.1, 1.6, 3.0] {
+            positive[layout.slot(v)] += 1;
+        }
+        for v in [1.1, 5.0] {
+            negative[layout.slot(v)] += 1;
+        }
+        negative[0] = 1;
+        let r = layout.signed_reading(&positive, &negative);
+        let in_use = |s: &Side| s.counts.iter().filter(|&&c| c != 0).count();
+        assert!(in_use(&r.positive) + in_use(&r.negative) <= 3, "{r:?}");
+        assert_eq!(r.negative.counts.iter().sum::<u64>(), 2);
+        assert_eq!(
+            (r.zero_count, r.positive.counts.iter().sum::<u64>()),
+            (1, 3)
+        );
+    }
+}

@@ -54,6 +54,7 @@
 pub use crate::boundaries::{Boundaries, BoundariesError};
 pub use crate::catalogue::{Instrument, InstrumentKind};
 pub use crate::compiled_off::{check_recording_compiled_in, CompiledOffError};
+pub use crate::exemplar::Exemplar;
 pub use crate::install::ALREADY_INSTALLED;
 pub use crate::recorder::{NoopRecorder, Recorder};
 pub use crate::span_groups::SpanGroups;

@@ -76,6 +76,7 @@ mod boundaries;
 mod catalogue;
 mod cell;
 mod compiled_off;
+mod exemplar;
 mod facade;
 mod file_sd;
 mod fleet_target;

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::exemplar::Exemplar;
 use crate::span_groups::SpanGroups;
 use crate::units::duration_ms;
 use crate::{FleetTarget, HttpServerRequest, Role};
@@ -94,6 +95,45 @@ pub trait Recorder: Send + Sync + 'static {
     #[inline]
     fn record_verify(&self, duration: Duration, succeeded: bool) {
         self.record_verify_ms(duration_ms(duration), succeeded);
+    }
+    /// The exemplar of the calling context, if this backend keeps
+    /// exemplars and the context has one (gym-metrics-prom's `exemplars`
+    /// feature: the current OpenTelemetry span, when sampled). The timers
+    /// call it as they start, never a plain record call. The default: none.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::{NoopRecorder, Recorder};
+    /// assert_eq!(NoopRecorder::new(gym_metrics_api::Role::orchestrator()).exemplar(), None);
+    /// ```
+    #[inline]
+    fn exemplar(&self) -> Option<Exemplar> {
+        None
+    }
+    /// [`Recorder::record_rollout_duration`] with the exemplar its timer
+    /// captured. The default leaves the exemplar out.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::{NoopRecorder, Recorder};
+    /// let r = NoopRecorder::new(gym_metrics_api::Role::orchestrator());
+    /// r.record_rollout_duration_with(std::time::Duration::from_millis(5), None);
+    /// ```
+    #[inline]
+    fn record_rollout_duration_with(&self, duration: Duration, exemplar: Option<&Exemplar>) {
+        let _ = exemplar;
+        self.record_rollout_duration(duration);
+    }
+    /// [`Recorder::record_verify`] with the exemplar its timer captured.
+    /// The default leaves the exemplar out.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::{NoopRecorder, Recorder};
+    /// let r = NoopRecorder::new(gym_metrics_api::Role::orchestrator());
+    /// r.record_verify_with(std::time::Duration::from_millis(5), true, None);
+    /// ```
+    #[inline]
+    fn record_verify_with(&self, duration: Duration, succeeded: bool, exemplar: Option<&Exemplar>) {
+        let _ = exemplar;
+        self.record_verify(duration, succeeded);
     }
     /// One finished HTTP server request, for `http.server.request.duration`
     /// (seconds). Every attribute is already a bounded label value (see

@@ -1,12 +1,28 @@
-//! RAII timers that read the clock only when recording is enabled.
+//! RAII timers that read the clock only when recording is enabled, and take
+//! the exemplar of the context they start in (where the backend keeps them).
 
 use std::time::Instant;
 
-use crate::facade::{group_enabled, record_rollout_duration, record_verify};
+use crate::backend::Exemplar;
+use crate::cell::try_load_for;
 use crate::Group;
 
+/// When a timer started, and the exemplar of its context then.
+type Started = Option<(Instant, Option<Exemplar>)>;
+
+/// Starts a timer of `group`: nothing unless that group records.
+#[inline]
+fn start(group: Group) -> Started {
+    // The exemplar first, so its capture is not part of the time.
+    try_load_for(group).map(|r| {
+        let exemplar = r.exemplar();
+        (Instant::now(), exemplar)
+    })
+}
+
 /// Times one rollout and records it into `gym.rollout.duration_ms` when dropped,
-/// whether the rollout succeeded or not.
+/// whether the rollout succeeded or not. Started inside a traced span, its
+/// record carries that span as its exemplar where the backend keeps them.
 ///
 /// ```
 /// use gym_metrics_api::RolloutTimer;
@@ -19,12 +35,12 @@ use crate::Group;
 #[must_use = "the rollout is timed until this value is dropped"]
 #[derive(Debug)]
 pub struct RolloutTimer {
-    start: Option<Instant>,
+    start: Started,
 }
 
 impl RolloutTimer {
-    /// Starts timing; reads the clock only if a backend is installed and
-    /// the [`Group::Rollout`] span group is on.
+    /// Starts timing; reads the clock (and the exemplar) only if a backend
+    /// is installed and the [`Group::Rollout`] span group is on.
     ///
     /// ```
     /// let t = gym_metrics_api::RolloutTimer::start();
@@ -33,7 +49,7 @@ impl RolloutTimer {
     #[inline]
     pub fn start() -> Self {
         Self {
-            start: group_enabled(Group::Rollout).then(Instant::now),
+            start: start(Group::Rollout),
         }
     }
 
@@ -50,15 +66,18 @@ impl RolloutTimer {
 impl Drop for RolloutTimer {
     #[inline]
     fn drop(&mut self) {
-        if let Some(start) = self.start.take() {
-            record_rollout_duration(start.elapsed());
+        if let Some((start, exemplar)) = self.start.take() {
+            if let Some(r) = try_load_for(Group::Rollout) {
+                r.record_rollout_duration_with(start.elapsed(), exemplar.as_ref());
+            }
         }
     }
 }
 
 /// Times one verification. Records a success only when marked with
 /// [`VerifyTimer::succeeded`]; dropped unmarked (an error, a panic, an early
-/// return) it records a failure, as the reference's `finally` does.
+/// return) it records a failure, as the reference's `finally` does. Its
+/// exemplar is taken as [`RolloutTimer`]'s.
 ///
 /// ```
 /// use gym_metrics_api::VerifyTimer;
@@ -75,7 +94,7 @@ impl Drop for RolloutTimer {
 #[must_use = "the verification is timed until this value is dropped"]
 #[derive(Debug)]
 pub struct VerifyTimer {
-    start: Option<Instant>,
+    start: Started,
     succeeded: bool,
 }
 
@@ -89,7 +108,7 @@ impl VerifyTimer {
     #[inline]
     pub fn start() -> Self {
         Self {
-            start: group_enabled(Group::Verify).then(Instant::now),
+            start: start(Group::Verify),
             succeeded: false,
         }
     }
@@ -119,8 +138,10 @@ impl VerifyTimer {
 impl Drop for VerifyTimer {
     #[inline]
     fn drop(&mut self) {
-        if let Some(start) = self.start.take() {
-            record_verify(start.elapsed(), self.succeeded);
+        if let Some((start, exemplar)) = self.start.take() {
+            if let Some(r) = try_load_for(Group::Verify) {
+                r.record_verify_with(start.elapsed(), self.succeeded, exemplar.as_ref());
+            }
         }
     }
 }

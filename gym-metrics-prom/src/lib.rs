@@ -100,6 +100,8 @@ mod builder;
 mod endpoint;
 mod endpoint_env;
 mod error;
+#[cfg(feature = "exemplars")]
+mod exemplar;
 mod exposition;
 mod guard;
 mod handle;

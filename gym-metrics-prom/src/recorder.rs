@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use gym_metrics_api::backend::{Recorder, SpanGroups};
+use gym_metrics_api::backend::{Exemplar, Recorder, SpanGroups};
 use gym_metrics_api::{FleetTarget, HttpServerRequest, Role};
 
 use crate::recording::GymMetrics;
@@ -66,6 +66,19 @@ impl Recorder for PrometheusRecorder {
         self.metrics
             .verify_duration
             .record_duration_outcome(elapsed, succeeded);
+    }
+
+    #[cfg(feature = "exemplars")]
+    fn exemplar(&self) -> Option<Exemplar> {
+        crate::exemplar::current()
+    }
+
+    fn record_rollout_duration_with(&self, elapsed: Duration, exemplar: Option<&Exemplar>) {
+        (self.metrics.rollout_duration).record_duration_with(elapsed, None, exemplar);
+    }
+
+    fn record_verify_with(&self, elapsed: Duration, succeeded: bool, exemplar: Option<&Exemplar>) {
+        (self.metrics.verify_duration).record_duration_with(elapsed, Some(succeeded), exemplar);
     }
 
     #[inline]

@@ -101,7 +101,7 @@ fn metric_family(family: &Family, labels: &[LabelPair], sample: Sample<'_>) -> M
             match value {
                 Value::Count(n) => number(family.kind, pairs, n as f64),
                 Value::Float(v) => number(family.kind, pairs, v),
-                Value::Histogram(buckets, sum, _) => histogram(pairs, &family.bounds, buckets, sum),
+                Value::Histogram(h) => histogram(pairs, &family.bounds, h.buckets, h.sum),
             }
         })
         .collect();

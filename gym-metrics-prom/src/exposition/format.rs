@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use super::model::Kind;
+use super::model::{ExemplarSample, Kind};
 
 /// The `Content-Type` of an OpenMetrics 1.0 exposition.
 pub(crate) const OPENMETRICS_CONTENT_TYPE: &str =
@@ -59,6 +59,21 @@ impl TextFormat {
             _ => {
                 let _ = write!(out, "{v}");
             }
+        }
+    }
+
+    /// Appends ` # {trace_id="…",span_id="…"} value timestamp` in
+    /// OpenMetrics; nothing in the 0.0.4 text, which has no exemplars.
+    pub(crate) fn push_exemplar(self, out: &mut String, sample: &ExemplarSample) {
+        if self == TextFormat::OpenMetrics {
+            out.push_str(" # {trace_id=\"");
+            out.push_str(&sample.exemplar.trace_id_hex());
+            out.push_str("\",span_id=\"");
+            out.push_str(&sample.exemplar.span_id_hex());
+            out.push_str("\"} ");
+            self.push_value(out, sample.value);
+            out.push(' ');
+            self.push_value(out, sample.timestamp);
         }
     }
 

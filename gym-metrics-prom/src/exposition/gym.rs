@@ -21,7 +21,7 @@ use gym_metrics_kit::naming::TARGET_INFO_FAMILY;
 use gym_metrics_kit::process::ProcessReading;
 use gym_metrics_kit::VerifyCounts;
 
-use super::model::{Buckets, Family, Kind, Value};
+use super::model::{Buckets, Family, Histogram, Kind, Value};
 use super::process::{ProcessFamily, ProcessValue, PROCESS_FAMILIES};
 use crate::recording::fleet_gauge::FleetGauge;
 use crate::recording::http_histogram::HttpSeriesKey;
@@ -68,7 +68,12 @@ pub(crate) enum Sample<'r> {
 
 /// A histogram snapshot as the model's value.
 pub(crate) fn histogram(s: &HistogramSnapshot) -> Value<'_> {
-    Value::Histogram(Buckets::PerBucket(&s.bucket_counts), s.sum, Some(&s.native))
+    Value::Histogram(Histogram {
+        buckets: Buckets::PerBucket(&s.bucket_counts),
+        sum: s.sum,
+        native: Some(&s.native),
+        exemplars: &s.exemplars,
+    })
 }
 
 impl<'r> Sample<'r> {

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 
 use gym_metrics_api::backend::InstrumentKind;
 
+pub(crate) use crate::recording::exemplars::ExemplarSample;
 pub(crate) use crate::recording::native::{Reading as Native, Side};
 
 /// The TYPE of a family.
@@ -65,9 +66,37 @@ pub(crate) enum Value<'r> {
     Count(u64),
     /// A float value (the success rate, `target_info`'s 1, a gathered counter).
     Float(f64),
-    /// A histogram's bucket counts (one per bound, then `+Inf`), its sum,
-    /// and its native buckets where it keeps them (written in protobuf only).
-    Histogram(Buckets<'r>, f64, Option<&'r Native>),
+    /// A histogram's value.
+    Histogram(Histogram<'r>),
+}
+
+/// What one histogram series shows in a scrape.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Histogram<'r> {
+    /// Its bucket counts, one per bound, then `+Inf`.
+    pub(crate) buckets: Buckets<'r>,
+    pub(crate) sum: f64,
+    /// Its native buckets, where it keeps them (written in protobuf only).
+    pub(crate) native: Option<&'r Native>,
+    /// Each bucket's newest exemplar, where kept (empty otherwise; written
+    /// in OpenMetrics and protobuf only).
+    pub(crate) exemplars: &'r [Option<ExemplarSample>],
+}
+
+impl<'r> Histogram<'r> {
+    /// Classic buckets and a sum, nothing else.
+    #[cfg_attr(
+        not(any(feature = "metrics-bridge", feature = "prometheus-registry")),
+        allow(dead_code)
+    )]
+    pub(crate) fn classic(buckets: Buckets<'r>, sum: f64) -> Self {
+        Self {
+            buckets,
+            sum,
+            native: None,
+            exemplars: &[],
+        }
+    }
 }
 
 /// A histogram's bucket counts, one per bound and then the `+Inf` one.

@@ -12,7 +12,7 @@
 //! buckets in use as spans of neighbours with each count given as the
 //! difference from the one before.
 
-use super::model::{Family, Kind, Native, Side, Value};
+use super::model::{ExemplarSample, Family, Kind, Native, Side, Value};
 
 /// The `Content-Type` of a protobuf exposition.
 pub(crate) const PROTOBUF_CONTENT_TYPE: &str =
@@ -89,6 +89,8 @@ struct Histogram {
     // Unpacked, as proto2 (`metrics.proto`) writes a repeated number.
     #[prost(sint64, repeated, packed = "false", tag = "13")]
     positive_delta: Vec<i64>,
+    #[prost(message, repeated, tag = "16")]
+    exemplars: Vec<Exemplar>,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
@@ -105,6 +107,49 @@ struct Bucket {
     cumulative_count: u64,
     #[prost(double, tag = "2")]
     upper_bound: f64,
+    #[prost(message, optional, tag = "3")]
+    exemplar: Option<Exemplar>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct Exemplar {
+    #[prost(message, repeated, tag = "1")]
+    label: Vec<LabelPair>,
+    #[prost(double, tag = "2")]
+    value: f64,
+    #[prost(message, optional, tag = "3")]
+    timestamp: Option<Timestamp>,
+}
+
+/// `google.protobuf.Timestamp`.
+#[derive(Clone, PartialEq, prost::Message)]
+struct Timestamp {
+    #[prost(int64, tag = "1")]
+    seconds: i64,
+    #[prost(int32, tag = "2")]
+    nanos: i32,
+}
+
+impl Exemplar {
+    /// The message of `sample`: its trace and span ids as labels.
+    fn of(sample: &ExemplarSample) -> Self {
+        let pair = |name: &str, value: String| LabelPair {
+            name: name.to_string(),
+            value,
+        };
+        let seconds = sample.timestamp.floor();
+        Self {
+            label: vec![
+                pair("trace_id", sample.exemplar.trace_id_hex()),
+                pair("span_id", sample.exemplar.span_id_hex()),
+            ],
+            value: sample.value,
+            timestamp: Some(Timestamp {
+                seconds: seconds as i64,
+                nanos: ((sample.timestamp - seconds) * 1e9) as i32,
+            }),
+        }
+    }
 }
 
 impl Histogram {
@@ -167,24 +212,28 @@ pub(crate) fn write<'l, 'v, L>(
             match value {
                 Value::Count(n) => number(n as f64),
                 Value::Float(v) => number(v),
-                Value::Histogram(buckets, sum, native) => {
-                    let bucket = family
-                        .bounds
-                        .iter()
-                        .zip(buckets.cumulative())
-                        .map(|(&upper_bound, cumulative_count)| Bucket {
+                Value::Histogram(value) => {
+                    let exemplars = || value.exemplars.iter().chain(std::iter::repeat(&None));
+                    let bucket = (family.bounds.iter())
+                        .zip(value.buckets.cumulative())
+                        .zip(exemplars())
+                        .map(|((&upper_bound, cumulative_count), exemplar)| Bucket {
                             cumulative_count,
                             upper_bound,
+                            exemplar: exemplar.as_ref().map(Exemplar::of),
                         })
                         .collect();
                     let mut h = Histogram {
-                        sample_count: buckets.count(),
-                        sample_sum: sum,
+                        sample_count: value.buckets.count(),
+                        sample_sum: value.sum,
                         bucket,
                         ..Histogram::default()
                     };
-                    if let Some(native) = native {
+                    if let Some(native) = value.native {
                         h.native(native);
+                        // The native histogram's own list: every bucket's
+                        // (`+Inf`'s too), each with its timestamp.
+                        h.exemplars = value.exemplars.iter().flatten().map(Exemplar::of).collect();
                     }
                     histogram = Some(h);
                 }
@@ -217,7 +266,7 @@ mod tests {
 
     use prost::Message;
 
-    use super::super::model::Buckets;
+    use super::super::model::{Buckets, Histogram as Series};
     use super::*;
 
     fn family(kind: Kind, bounds: &[f64]) -> Family {
@@ -242,7 +291,7 @@ mod tests {
     #[test]
     fn a_histogram_has_its_finite_buckets_count_sum_and_labels_in_order() {
         let mut out = Vec::new();
-        let value = Value::Histogram(Buckets::PerBucket(&[1, 2, 3]), 2.5, None);
+        let value = Value::Histogram(Series::classic(Buckets::PerBucket(&[1, 2, 3]), 2.5));
         let labels = [("a", "x")];
         write(
             &family(Kind::Histogram, &[0.5, 1.0]),
@@ -287,7 +336,17 @@ mod tests {
             },
         };
         let mut out = Vec::new();
-        let value = Value::Histogram(Buckets::PerBucket(&[9, 2]), 9.0, Some(&native));
+        let exemplar = ExemplarSample {
+            exemplar: gym_metrics_api::backend::Exemplar::new([1; 16], [2; 8]).unwrap(),
+            value: 0.3,
+            timestamp: 1_700_000_000.25,
+        };
+        let exemplars = [Some(exemplar), None];
+        let value = Value::Histogram(Series {
+            native: Some(&native),
+            exemplars: &exemplars,
+            ..Series::classic(Buckets::PerBucket(&[9, 2]), 9.0)
+        });
         let none = std::iter::empty::<(&str, &str)>();
         write(&family(Kind::Histogram, &[0.5]), [(none, value)], &mut out);
         let h = decoded(&out)[0].metric[0].histogram.clone().unwrap();
@@ -310,6 +369,25 @@ mod tests {
             .collect();
         assert_eq!((negative, h.negative_delta), (vec![(7, 1)], vec![1]));
         assert_eq!((h.sample_count, h.bucket.len()), (11, 1));
+        // The exemplar on its classic bucket, and in the native list.
+        let e = h.bucket[0].exemplar.clone().unwrap();
+        let labels: Vec<_> = e
+            .label
+            .iter()
+            .map(|l| (l.name.as_str(), l.value.clone()))
+            .collect();
+        assert_eq!(
+            labels,
+            [("trace_id", "01".repeat(16)), ("span_id", "02".repeat(8))]
+        );
+        assert_eq!(
+            e.timestamp,
+            Some(Timestamp {
+                seconds: 1_700_000_000,
+                nanos: 250_000_000
+            })
+        );
+        assert_eq!((e.value, h.exemplars.clone()), (0.3, vec![e]));
     }
 
     #[test]

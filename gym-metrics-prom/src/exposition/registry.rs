@@ -28,7 +28,7 @@ use prometheus::proto::{MetricFamily, MetricType};
 use std::borrow::Cow;
 
 use super::gym::GymFamilies;
-use super::model::{Buckets, Family, Kind, Value};
+use super::model::{Buckets, Family, Histogram, Kind, Value};
 use super::{Exposition, LaterFamilies, Out};
 use crate::error::BuildError;
 use gym_metrics_kit::naming::sample_names;
@@ -176,7 +176,7 @@ impl Gathered {
             Gathered::Number(v) => Value::Float(*v),
             Gathered::Histogram(cumulative, sum) => {
                 // The `prometheus` crate keeps classic buckets only.
-                Value::Histogram(Buckets::Cumulative(cumulative), *sum, None)
+                Value::Histogram(Histogram::classic(Buckets::Cumulative(cumulative), *sum))
             }
         }
     }

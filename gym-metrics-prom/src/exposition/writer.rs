@@ -79,19 +79,23 @@ impl FamilyText {
                     self.open(&self.name, labels, out);
                     format.push_value(out, v);
                 }
-                Value::Histogram(buckets, sum, _) => {
-                    for (tail, cumulative) in self.bucket_tails.iter().zip(buckets.cumulative()) {
+                Value::Histogram(h) => {
+                    let mut exemplars = h.exemplars.iter();
+                    for (tail, cumulative) in self.bucket_tails.iter().zip(h.buckets.cumulative()) {
                         out.push_str(&self.bucket_name);
                         push_label_pairs(out, labels.clone());
                         out.push_str(tail);
                         push_count(out, cumulative);
+                        if let Some(Some(exemplar)) = exemplars.next() {
+                            format.push_exemplar(out, exemplar);
+                        }
                         out.push('\n');
                     }
                     self.open(&self.sum_name, labels.clone(), out);
-                    format.push_value(out, sum);
+                    format.push_value(out, h.sum);
                     out.push('\n');
                     self.open(&self.count_name, labels, out);
-                    push_count(out, buckets.count());
+                    push_count(out, h.buckets.count());
                 }
             }
             out.push('\n');
@@ -144,7 +148,7 @@ fn sample_name(family: &Family, format: TextFormat) -> String {
 mod tests {
     use std::borrow::Cow;
 
-    use super::super::model::Buckets;
+    use super::super::model::{Buckets, Histogram};
     use super::*;
 
     fn family(kind: Kind, labels: &[(&str, &str)], bounds: &[f64]) -> Family {
@@ -177,7 +181,7 @@ mod tests {
     #[test]
     fn a_series_labels_come_before_the_familys_then_le() {
         let f = family(Kind::Histogram, &[("s", "1")], &[0.5]);
-        let value = Value::Histogram(Buckets::PerBucket(&[1, 2]), 2.5, None);
+        let value = Value::Histogram(Histogram::classic(Buckets::PerBucket(&[1, 2]), 2.5));
         assert_eq!(
             written(&f, TextFormat::OpenMetrics, &[(&[("a", "x")], value)]),
             "# HELP f h\n# TYPE f histogram\n\
@@ -200,11 +204,40 @@ mod tests {
             "# HELP f h\n# TYPE f gauge\nf 3\nf{a=\"x\"} 0.5\n"
         );
         let h = family(Kind::Histogram, &[], &[]);
-        let value = Value::Histogram(Buckets::Cumulative(&[4]), 1.0, None);
+        let value = Value::Histogram(Histogram::classic(Buckets::Cumulative(&[4]), 1.0));
         assert_eq!(
             written(&h, TextFormat::Prometheus, &[(&[], value)]),
             "# HELP f h\n# TYPE f histogram\nf_bucket{le=\"+Inf\"} 4\nf_sum 1\nf_count 4\n"
         );
+    }
+
+    #[test]
+    fn an_exemplar_follows_its_bucket_in_openmetrics_only() {
+        use gym_metrics_api::backend::Exemplar;
+        let f = family(Kind::Histogram, &[], &[0.5]);
+        let exemplar = crate::recording::exemplars::ExemplarSample {
+            exemplar: Exemplar::new([0xab; 16], [0xcd; 8]).unwrap(),
+            value: 0.25,
+            timestamp: 1_700_000_000.5,
+        };
+        let exemplars = [Some(exemplar), None];
+        let value = Value::Histogram(Histogram {
+            exemplars: &exemplars,
+            ..Histogram::classic(Buckets::PerBucket(&[1, 0]), 0.25)
+        });
+        let series = [(&[][..], value)];
+        let om = written(&f, TextFormat::OpenMetrics, &series);
+        let ids = format!(
+            "trace_id=\"{}\",span_id=\"{}\"",
+            "ab".repeat(16),
+            "cd".repeat(8)
+        );
+        assert!(
+            om.contains(&format!("f_bucket{{le=\"0.5\"}} 1 # {{{ids}}} 0.25 1700000000.5\nf_bucket{{le=\"+Inf\"}} 1\n")),
+            "{om}"
+        );
+        let text = written(&f, TextFormat::Prometheus, &series);
+        assert!(!text.contains("trace_id"), "{text}");
     }
 
     #[test]

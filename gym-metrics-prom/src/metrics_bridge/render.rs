@@ -12,7 +12,7 @@ use gym_metrics_kit::naming::sample_names;
 
 use super::series::HistogramReading;
 use super::PromStorage;
-use crate::exposition::model::{Buckets, Family, Kind, Value};
+use crate::exposition::model::{Buckets, Family, Histogram, Kind, Value};
 use crate::exposition::{LaterFamilies, Out};
 
 /// The instrumentation scope of every bridged series.
@@ -61,9 +61,10 @@ impl Reading {
         match self {
             Reading::Count(n) => Value::Count(*n),
             Reading::Float(v) => Value::Float(*v),
-            Reading::Histogram(h) => {
-                Value::Histogram(Buckets::Cumulative(&h.cumulative), h.sum, Some(&h.native))
-            }
+            Reading::Histogram(h) => Value::Histogram(Histogram {
+                native: Some(&h.native),
+                ..Histogram::classic(Buckets::Cumulative(&h.cumulative), h.sum)
+            }),
         }
     }
 }

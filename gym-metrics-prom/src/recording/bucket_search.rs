@@ -76,18 +76,6 @@ impl BucketSearch {
         Some(Self::Octaves { first, bounds })
     }
 
-    /// [`BucketSearch::index`] for up to 15 bounds (the default's 15
-    /// included), `None` for more: the caller then knows the index is below
-    /// 16 and indexes its inline counts without a check of its own.
-    #[inline(always)]
-    pub(crate) fn index_below_16(&self, nanos: u64) -> Option<usize> {
-        match self {
-            Self::Octaves { first, bounds } => Some(by_octave(first, bounds, nanos)),
-            Self::Sixteen(tree) => Some(descend(tree, nanos)),
-            _ => None,
-        }
-    }
-
     /// Index of the bucket holding `nanos` (`le` inclusive; the number of
     /// real bounds is `+Inf`): the count of bounds below `nanos`.
     #[inline(always)]

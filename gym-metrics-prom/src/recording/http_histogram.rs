@@ -155,6 +155,7 @@ impl HttpServerHistogram {
             bucket_counts: c.buckets,
             sum: c.sum,
             successes: 0,
+            exemplars: Vec::new(),
         };
         totals.into_iter().map(|(k, c)| (k, snapshot(c))).collect()
     }

@@ -10,8 +10,9 @@
 //! buckets in use fit the bucket limit.
 //!
 //! The bucket is found without a loop or a data-dependent branch: the
-//! value's exponent gives the doubling, and the top `s + 1` bits of its
-//! mantissa a cell holding at most one bound, so one compare finishes.
+//! value's exponent gives the doubling, and the top 9 bits of its mantissa
+//! a cell holding at most one bound, so one compare finishes. The classic
+//! bucket then follows from the slot (`slot_buckets.rs`).
 
 /// The schema when none is set: eight buckets per doubling (about 9 %).
 pub const DEFAULT_SCHEMA: i8 = 3;
@@ -86,6 +87,10 @@ impl Default for NativeConfig {
 const MANTISSA_BITS: u32 = 52;
 const MANTISSA: u64 = (1 << MANTISSA_BITS) - 1;
 const EXPONENT_BIAS: i32 = 1023;
+/// The mantissa's top bits that pick a cell: 2^9 cells, each narrower than
+/// the gap between two bounds even at schema 8, so each holds at most one.
+const CELL_BITS: u32 = 9;
+const CELLS: usize = 1 << CELL_BITS;
 
 /// Where the values of one unit go: the layout of one histogram's counts.
 #[derive(Debug, Clone)]
@@ -97,13 +102,19 @@ pub(crate) struct Layout {
     bucket_limit: usize,
     /// The key of slot 1 (slot 0 is the zero bucket).
     first_key: i32,
-    slots: usize,
+    /// The last slot.
+    top: usize,
     /// Values at or below this count in the zero bucket.
     zero_threshold: f64,
-    /// Per cell of the mantissa's top `schema + 1` bits: how many of the
-    /// doubling's bounds lie below the cell, and the one within it (as
-    /// mantissa bits; `u64::MAX` for none).
-    cells: Box<[(u32, u64)]>,
+    /// Buckets per doubling, and what turns a key counted from the biased
+    /// exponent into a slot.
+    per_octave: i32,
+    bias: i32,
+    /// Per cell (the mantissa's top [`CELL_BITS`]): how many of the
+    /// doubling's bounds (`2^(j/2^schema)` for `j` from 0, as mantissas) lie
+    /// below the cell, and the one within it (`u64::MAX` for none).
+    below: Box<[u16; CELLS]>,
+    within: Box<[u64; CELLS]>,
 }
 
 impl Layout {
@@ -130,54 +141,56 @@ impl Layout {
     pub(crate) fn new(schema: i8, bucket_limit: usize, lowest_octave: i32, octaves: i32) -> Self {
         let shown = schema.clamp(MIN_SCHEMA, MAX_SCHEMA);
         let schema = shown.max(0) as u8;
-        let per_octave = 1u32 << schema;
-        // The doubling's bounds as mantissas: 2^(j / 2^schema) for j in 1..2^schema.
-        let bounds: Vec<u64> = (1..per_octave)
+        let per_octave = 1i32 << schema;
+        let bounds: Vec<u64> = (0..per_octave)
             .map(|j| (2f64.powf(f64::from(j) / f64::from(per_octave)).to_bits()) & MANTISSA)
             .collect();
-        let shift = MANTISSA_BITS - (u32::from(schema) + 1);
-        let cells = (0..2u64 << schema)
-            .map(|cell| {
-                let (start, end) = (cell << shift, (cell + 1) << shift);
-                let below = bounds.iter().filter(|&&b| b < start).count() as u32;
-                let within = bounds.iter().find(|&&b| (start..end).contains(&b));
-                (below, within.copied().unwrap_or(u64::MAX))
-            })
-            .collect();
+        let shift = MANTISSA_BITS - CELL_BITS;
+        let mut below = Box::new([0u16; CELLS]);
+        let mut within = Box::new([u64::MAX; CELLS]);
+        for cell in 0..CELLS {
+            let (start, end) = ((cell as u64) << shift, (cell as u64 + 1) << shift);
+            below[cell] = bounds.iter().filter(|&&b| b < start).count() as u16;
+            if let Some(&b) = bounds.iter().find(|&&b| (start..end).contains(&b)) {
+                within[cell] = b;
+            }
+        }
+        let first_key = (lowest_octave << schema) + 1;
         Self {
             schema,
             shown,
             bucket_limit: bucket_limit.max(1),
-            first_key: (lowest_octave << schema) + 1,
-            slots: 1 + (octaves << schema) as usize,
+            first_key,
+            top: (octaves << schema) as usize,
             zero_threshold: 2f64.powi(lowest_octave),
-            cells,
+            per_octave,
+            bias: EXPONENT_BIAS * per_octave + first_key - 1,
+            below,
+            within,
         }
     }
 
     /// The number of counts a histogram of this layout keeps.
     pub(crate) fn slots(&self) -> usize {
-        self.slots
+        self.top + 1
     }
 
     /// The slot of `value`: 0 (the zero bucket) at or below the zero
-    /// threshold, NaN and negatives included; the top slot above the range.
+    /// threshold, the top slot above the range (NaN and negatives too: the
+    /// callers pass neither, or a magnitude).
     #[inline(always)]
     pub(crate) fn slot(&self, value: f64) -> usize {
         let bits = value.to_bits();
         let mantissa = bits & MANTISSA;
-        // A negative value's sign bit makes its exponent the largest: the
-        // caller never passes one (durations), and it lands in range anyway.
-        let exponent = (bits >> MANTISSA_BITS) as i32 - EXPONENT_BIAS;
-        let (below, within) =
-            self.cells[(mantissa >> (MANTISSA_BITS - 1 - u32::from(self.schema))) as usize];
-        // Above 2^exponent (a mantissa), then above each bound below the
-        // cell, then above the one within it.
-        let key = (exponent << self.schema)
-            + i32::from(mantissa != 0)
-            + below as i32
-            + i32::from(mantissa > within);
-        (key - self.first_key + 1).clamp(0, self.slots as i32 - 1) as usize
+        // The biased exponent; a negative value's sign bit makes it the
+        // largest.
+        let exponent = (bits >> MANTISSA_BITS) as i32;
+        let cell = (mantissa >> (MANTISSA_BITS - CELL_BITS)) as usize;
+        // The doubling's first key, then one per bound below the value.
+        let key = exponent * self.per_octave
+            + i32::from(self.below[cell])
+            + i32::from(mantissa > self.within[cell]);
+        ((key - self.bias).max(0) as usize).min(self.top)
     }
 
     /// What a scrape shows of `counts` (one per slot): the schema lowered

@@ -27,12 +27,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::time::Duration;
 
-use gym_metrics_api::backend::Boundaries;
+use gym_metrics_api::backend::{Boundaries, Exemplar};
 use gym_metrics_kit::PerThread;
 
 use super::bucket_search::BucketSearch;
+use super::exemplars::{ExemplarSample, Exemplars};
 use super::nanos::{duration_nanos, millis_nanos, short_duration_nanos, NANOS_PER_MILLI};
 use super::native::{Layout, Reading};
+use super::slot_buckets::SlotBuckets;
 
 /// Bucket counts held inline in a shard: with the sum, the carry, the
 /// successes and the two pointers, 256 bytes, two 128-byte lines (the 15
@@ -99,6 +101,8 @@ pub(crate) struct HistogramSnapshot {
     /// The same values in native buckets; their total never more than
     /// [`HistogramSnapshot::count`].
     pub(crate) native: Reading,
+    /// Each bucket's newest exemplar (none kept: empty).
+    pub(crate) exemplars: Vec<Option<ExemplarSample>>,
 }
 
 impl HistogramSnapshot {
@@ -114,7 +118,10 @@ impl HistogramSnapshot {
 pub(crate) struct ShardedHistogram {
     boundaries: Boundaries,
     search: BucketSearch,
+    /// The bucket from the native slot, where no slot holds two bounds.
+    by_slot: Option<SlotBuckets>,
     native: Layout,
+    exemplars: Exemplars,
     shards: PerThread<Shard>,
     /// The values of threads past the end of their thread-local storage.
     exited: Shard,
@@ -125,9 +132,13 @@ impl ShardedHistogram {
     /// bounds (plus the implicit `+Inf`), and native buckets laid out as
     /// `native`.
     pub(crate) fn new(boundaries: Boundaries, native: Layout) -> Self {
+        let bounds = boundaries.as_nanos();
+        let slot = |nanos| native_slot(&native, nanos);
         Self {
-            search: BucketSearch::new(&boundaries.as_nanos()),
+            by_slot: SlotBuckets::new(&bounds, native.slots(), slot),
+            search: BucketSearch::new(&bounds),
             exited: Shard::new(boundaries.as_slice().len() + 1, native.slots()),
+            exemplars: Exemplars::new(boundaries.as_slice().len() + 1),
             native,
             boundaries,
             shards: PerThread::new(),
@@ -157,6 +168,27 @@ impl ShardedHistogram {
         match short_duration_nanos(duration) {
             Some(nanos) => self.record_nanos(nanos, false),
             None => self.record_long(duration, false),
+        }
+    }
+
+    /// [`ShardedHistogram::record_duration_outcome`] (or, with no outcome,
+    /// [`ShardedHistogram::record_duration`]) leaving `exemplar`, if any,
+    /// as its bucket's newest.
+    pub(crate) fn record_duration_with(
+        &self,
+        duration: Duration,
+        succeeded: Option<bool>,
+        exemplar: Option<&Exemplar>,
+    ) {
+        match succeeded {
+            Some(succeeded) => self.record_duration_outcome(duration, succeeded),
+            None => self.record_duration(duration),
+        }
+        if let Some(exemplar) = exemplar {
+            let nanos = duration_nanos(duration);
+            let value = nanos as f64 / NANOS_PER_MILLI;
+            self.exemplars
+                .offer(self.search.index(nanos), exemplar, value);
         }
     }
 
@@ -222,37 +254,29 @@ impl ShardedHistogram {
     /// sum and the count, inline.
     #[inline(always)]
     fn record_in(&self, shard: &Shard, nanos: u64, succeeded: bool) {
-        match self.search.index_below_16(nanos) {
-            // Below 16, so an inline count (`INLINE_COUNTS >= 16`).
-            Some(index) => self.add(shard, &shard.counts[index], nanos, succeeded),
-            None => self.record_in_searched(shard, nanos, succeeded),
+        let slot = native_slot(&self.native, nanos);
+        match &self.by_slot {
+            Some(by_slot) => {
+                let count = shard.count(by_slot.index(slot, nanos));
+                self.add(shard, count, slot, nanos, succeeded)
+            }
+            None => self.record_in_searched(shard, slot, nanos, succeeded),
         }
     }
 
-    /// The native slot of `nanos`.
-    #[inline(always)]
-    fn native_slot(&self, nanos: u64) -> usize {
-        // Past 2^63 ns (292 years) the value turns negative: the top slot.
-        self.native.slot(nanos as i64 as f64 / NANOS_PER_MILLI)
-    }
-
-    /// [`Self::record_in`] for bounds the octave search does not take.
+    /// [`Self::record_in`] for bounds two of which share a native slot.
     #[inline(never)]
-    fn record_in_searched(&self, shard: &Shard, nanos: u64, succeeded: bool) {
-        self.add(
-            shard,
-            shard.count(self.search.index(nanos)),
-            nanos,
-            succeeded,
-        );
+    fn record_in_searched(&self, shard: &Shard, slot: usize, nanos: u64, succeeded: bool) {
+        let count = shard.count(self.search.index(nanos));
+        self.add(shard, count, slot, nanos, succeeded);
     }
 
     /// Adds one value to `shard`, counted in `count`. Only the calling thread
     /// writes its shard, so a relaxed load followed by a store cannot lose
     /// an update.
     #[inline(always)]
-    fn add(&self, shard: &Shard, count: &AtomicU64, nanos: u64, succeeded: bool) {
-        let native = &shard.native[self.native_slot(nanos)];
+    fn add(&self, shard: &Shard, count: &AtomicU64, slot: usize, nanos: u64, succeeded: bool) {
+        let native = &shard.native[slot];
         // Integer nanoseconds: exact, and an add is one cycle on the
         // store-to-load chain a tight loop on one slot forms (a float add is
         // three). Past 584 years of summed time, the sum carries (never wraps).
@@ -333,7 +357,7 @@ impl ShardedHistogram {
         shard
             .count(self.search.index(nanos))
             .fetch_add(1, Ordering::Release);
-        shard.native[self.native_slot(nanos)].fetch_add(1, Ordering::Release);
+        shard.native[native_slot(&self.native, nanos)].fetch_add(1, Ordering::Release);
         if succeeded {
             shard.successes.fetch_add(1, Ordering::Release);
         }
@@ -379,8 +403,16 @@ impl ShardedHistogram {
             sum: sum_ms,
             successes,
             native: self.native.reading(&native),
+            exemplars: self.exemplars.read(),
         }
     }
+}
+
+/// The native slot of `nanos` (as milliseconds) in `layout`.
+#[inline(always)]
+fn native_slot(layout: &Layout, nanos: u64) -> usize {
+    // Past 2^63 ns (292 years) the value turns negative: the top slot.
+    layout.slot(nanos as i64 as f64 / NANOS_PER_MILLI)
 }
 
 impl std::fmt::Debug for ShardedHistogram {
@@ -405,6 +437,7 @@ fn histogram(boundaries: Boundaries) -> ShardedHistogram {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use super::super::native::NativeConfig;
     use super::*;
     use std::sync::Arc;
 
@@ -604,6 +637,54 @@ mod tests {
         assert_eq!((s.count(), s.successes), (3, 1));
         assert_eq!(s.bucket_counts[15], 2);
         assert_eq!(s.sum, (u64::MAX as f64 + u64::MAX as f64) / 1e6 + 5.0);
+    }
+
+    #[test]
+    fn the_bucket_from_the_native_slot_is_the_searched_one() {
+        for schema in [1, 3, 8] {
+            let native = Layout::millis(NativeConfig::default().with_schema(schema).unwrap());
+            let h = ShardedHistogram::new(Boundaries::default(), native);
+            let by_slot = h
+                .by_slot
+                .as_ref()
+                .expect("the default bounds, a slot apart");
+            let mut nanos = 1u64;
+            while nanos < u64::MAX / 32 {
+                for v in [nanos - 1, nanos, nanos + 1] {
+                    let slot = native_slot(&h.native, v);
+                    assert_eq!(
+                        by_slot.index(slot, v),
+                        h.search.index(v),
+                        "{v} ns at schema {schema}"
+                    );
+                }
+                nanos = nanos * 21 / 20 + 1;
+            }
+            let bounds = h.boundaries.as_nanos();
+            let past_range = [0, u64::MAX, 1 << 63, (1 << 63) - 1];
+            for v in bounds
+                .iter()
+                .flat_map(|&b| [b - 1, b, b + 1])
+                .chain(past_range)
+            {
+                let slot = native_slot(&h.native, v);
+                assert_eq!(
+                    by_slot.index(slot, v),
+                    h.search.index(v),
+                    "{v} ns at schema {schema}"
+                );
+            }
+        }
+        // At schema 0, 20 and 30 minutes share the slot (2^20, 2^21] ms;
+        // bounds a millisecond apart share slots at any schema: searched.
+        let schema_0 = Layout::millis(NativeConfig::default().with_schema(0).unwrap());
+        assert!(ShardedHistogram::new(Boundaries::default(), schema_0)
+            .by_slot
+            .is_none());
+        let bounds: Vec<f64> = (1..=40).map(f64::from).collect();
+        assert!(histogram(Boundaries::new(bounds).unwrap())
+            .by_slot
+            .is_none());
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod bind_errors;
 mod byte_budgets;
 mod common;
 mod concurrency_exact;
+mod e2e_exemplars_scraped_by_prometheus;
 mod e2e_http_server_scraped_by_prometheus;
 mod e2e_metrics_bridge_scraped_by_prometheus;
 mod e2e_orchestrator_scraped_by_prometheus;

@@ -123,6 +123,38 @@ impl Prometheus {
         wait_for(promql, timeout, pred, || self.query(promql))
     }
 
+    /// `GET /api/v1/query_exemplars` over the last hour: the `trace_id`
+    /// label of every exemplar of every series `promql` selects.
+    pub fn exemplar_trace_ids(&self, promql: &str) -> Result<Vec<String>, String> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_err(|e| e.to_string())?
+            .as_secs();
+        let url = format!(
+            "{}/api/v1/query_exemplars?query={}&start={}&end={}",
+            self.url(),
+            crate::http::encode_query_value(promql),
+            now - 3600,
+            now + 60
+        );
+        let (status, _, body) = http_get(&url, &[])?;
+        let text = String::from_utf8_lossy(&body);
+        let json: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("query_exemplars: not JSON ({e}): {text}"))?;
+        if status != 200 || json["status"] != "success" {
+            return Err(format!("query_exemplars `{promql}`: HTTP {status}: {text}"));
+        }
+        let series = json["data"]
+            .as_array()
+            .ok_or("query_exemplars: data is not a list")?;
+        let exemplars = series
+            .iter()
+            .flat_map(|s| s["exemplars"].as_array().into_iter().flatten());
+        Ok(exemplars
+            .filter_map(|e| e["labels"]["trace_id"].as_str().map(str::to_string))
+            .collect())
+    }
+
     /// The body of `/api/v1/targets` (active and dropped targets).
     pub fn targets_json(&self) -> Result<String, String> {
         match http_get(&format!("{}/api/v1/targets", self.url()), &[])? {

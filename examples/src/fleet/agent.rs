@@ -1,6 +1,7 @@
 //! An agent: runs rollouts continuously (a simulated generation, then a real
 //! `/verify` call to a resources server) and records `gym.rollout.duration_ms`
-//! around each whole rollout, failed ones included.
+//! around each whole rollout, failed ones included, each in a span of its
+//! own (`spans.rs`) whose trace id it logs at debug level.
 
 use std::error::Error;
 use std::net::SocketAddr;
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 use gym_metrics_api::{Role, RolloutTimer};
 use tokio::task::JoinSet;
 
+use super::accept::LOG_TARGET;
 use super::args::AgentConfig;
 use super::child::{loopback, report_every_second, stop_requested, LocalTally, ROLLOUT_FAMILY};
 use super::client::{self, CallError};
@@ -18,6 +20,7 @@ use super::protocol::{emit, Event};
 use super::rng::Rng;
 use super::roster::Kind;
 use super::server::Task;
+use super::spans;
 use crate::backend;
 
 /// How long one `/verify` call may wait for its answer.
@@ -51,6 +54,7 @@ pub async fn run(cfg: AgentConfig) -> Result<(), Box<dyn Error>> {
     if cfg.targets.is_empty() {
         return Err("an agent needs at least one --targets address".into());
     }
+    let spans = spans::install();
     emit(&Event::Ready {
         verify_addr: None,
         metrics_addr: guard.metrics_addr(),
@@ -96,6 +100,7 @@ pub async fn run(cfg: AgentConfig) -> Result<(), Box<dyn Error>> {
     emit(&Event::Final(
         tally.snapshot(&guard.reader(), ROLLOUT_FAMILY),
     ));
+    drop(spans);
     guard.shutdown()
 }
 
@@ -119,9 +124,16 @@ fn task_id(agent: u64, worker: u64, sequence: u64) -> u64 {
     (agent & 0xFFFF) << 48 | (worker & 0xFFFF) << 32 | (sequence & 0xFFFF_FFFF)
 }
 
-/// One rollout: generation, then verification; timed as a whole.
+/// One rollout: generation, then verification; timed as a whole, its timer
+/// started in the rollout's span.
 async fn rollout(shared: &Shared, rng: &mut Rng, task_id: u64) {
-    let _timer = RolloutTimer::start();
+    let span = tracing::info_span!("gym.rollout", task_id);
+    let _timer = span.in_scope(RolloutTimer::start);
+    if log::log_enabled!(target: LOG_TARGET, log::Level::Debug) {
+        if let Some(trace_id) = spans::trace_id(&span) {
+            log::debug!(target: LOG_TARGET, "rollout {task_id:#x} is trace {trace_id}");
+        }
+    }
     let started = Instant::now();
     let generation = rng.delay(shared.cfg.simulation.generate_ms);
     let answer = rng.next_u64() % 100;

@@ -18,6 +18,7 @@ pub mod rng;
 pub mod roster;
 pub mod scrape_config;
 pub mod server;
+pub mod spans;
 pub mod task_body;
 pub mod verdict;
 pub mod view;

@@ -8,6 +8,7 @@
 
 mod extensions_e2e;
 mod fleet_e2e;
+mod fleet_native_e2e;
 mod fleet_scale_e2e;
 mod fleet_scale_otlp_e2e;
 mod fleet_sd_e2e;

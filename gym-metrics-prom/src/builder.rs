@@ -92,8 +92,9 @@ impl PrometheusBuilder {
 
     /// [`PrometheusBuilder::new`], then `OTEL_EXPORTER_PROMETHEUS_HOST`,
     /// `OTEL_EXPORTER_PROMETHEUS_PORT`, `OTEL_SERVICE_NAME` and
-    /// `OTEL_RESOURCE_ATTRIBUTES` and `GYM_METRICS_WEB_CONFIG_FILE` where set (an empty
-    /// variable counts as unset),
+    /// `OTEL_RESOURCE_ATTRIBUTES`, `GYM_METRICS_WEB_CONFIG_FILE` and
+    /// `GYM_METRICS_NATIVE_HISTOGRAM_SCHEMA` and `…_BUCKET_LIMIT` where set
+    /// (an empty variable counts as unset),
     /// and NeMo Gym's settings (see [`gym_metrics_kit::env::GymEnv`]):
     /// `NEMO_GYM_OTEL_ENABLED` / `…_METRICS_ENABLED` false installs without
     /// listening, `…_RUN_ID` (else `SLURM_JOB_ID`) is `nemo.run.id`,
@@ -348,7 +349,7 @@ impl PrometheusBuilder {
     /// | `process_threads` | gauge | OS threads |
     /// | `process_start_time_seconds` | gauge | start time, seconds since the Unix epoch |
     ///
-    /// They are families of the one exposition (both formats, gzip, the
+    /// They are families of the one exposition (every format, gzip, the
     /// collector) written after the gym families in name order; a bridged
     /// `metrics` name that meets one is refused as for any of ours. The
     /// values come from `/proc` through the `procfs` crate (see

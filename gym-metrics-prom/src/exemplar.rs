@@ -2,13 +2,50 @@
 //! the span `opentelemetry::Context::current()` holds, which
 //! `tracing-opentelemetry` sets from the current `tracing` span, when it is
 //! valid and sampled.
+//!
+//! `Context::current()` panics once its thread-local is destroyed, as in a
+//! thread-local destructor that starts a timer. [`READABLE`] is made after
+//! the context's own thread-local (it touches the context first), so it is
+//! destroyed before it: while [`READABLE`] is there, the context is too.
+//! Whatever is left (a thread whose first timer starts in a destructor that
+//! runs after the context is gone) is caught, and yields no exemplar.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use gym_metrics_api::backend::Exemplar;
 use opentelemetry::trace::TraceContextExt;
+use opentelemetry::Context;
 
-/// The current span's trace and span ids, if it is valid and sampled.
+/// Present while this thread's OpenTelemetry context can be read.
+struct Readable;
+
+impl Drop for Readable {
+    // A destructor of its own: the thread-local is then destroyed at thread
+    // exit, in the reverse order of first use, before the context's.
+    fn drop(&mut self) {}
+}
+
+thread_local! {
+    static READABLE: Readable = {
+        Context::map_current(|_| ());
+        Readable
+    };
+}
+
+/// The current span's trace and span ids, if it is valid and sampled; none
+/// on a thread whose context is gone.
 pub(crate) fn current() -> Option<Exemplar> {
-    let context = opentelemetry::Context::current();
+    let read = || {
+        READABLE
+            .try_with(|_| Context::map_current(of))
+            .ok()
+            .flatten()
+    };
+    catch_unwind(AssertUnwindSafe(read)).ok().flatten()
+}
+
+/// The exemplar of `context`'s span.
+fn of(context: &Context) -> Option<Exemplar> {
     let span = context.span();
     let span = span.span_context();
     if !span.is_valid() || !span.is_sampled() {

@@ -25,15 +25,17 @@
 //! ## The hot path
 //!
 //! Each recording thread owns a shard (`thread_local::ThreadLocal`) of
-//! 128-byte-aligned `AtomicU64` slots, held inline: the sum in whole
-//! nanoseconds, one count per bucket and, for verifications, a success
-//! count. The facade hands the backend the measured `Duration`, so a record
-//! is integer work, but for the native bucket. It is a thread-id lookup, a
-//! branch-free binary search over the bounds (pre-converted to
-//! nanoseconds), the native bucket from the value's exponent and a table
-//! lookup (see "Formats"), and three relaxed load/store pairs (four for a
-//! successful verification). There is no read-modify-write, no lock, and
-//! no cache line shared with another writer. Sums are exact (0.1 ms + 0.2 ms is 0.3 ms) and carry into a float
+//! 128-byte-aligned `AtomicU64` slots: the sum in whole nanoseconds, one
+//! count per bucket and, for verifications, a success count, held inline,
+//! and one count per native bucket, on the heap beside them. The facade
+//! hands the backend the measured `Duration`. A record is a thread-id
+//! lookup, the native bucket (the value's exponent and a table of its
+//! mantissa's top bits, no loop, no data-dependent branch), the classic
+//! bucket from it, and three relaxed load/store pairs (four for a
+//! successful verification). There is no read-modify-write, no lock, and no
+//! cache line shared with another writer. A timer started in a traced span
+//! (feature `exemplars`) also offers its bucket an exemplar, with a
+//! `try_lock` that skips it rather than wait. Sums are exact (0.1 ms + 0.2 ms is 0.3 ms) and carry into a float
 //! past 584 years of summed time instead of wrapping. A scrape sums the
 //! shards; `_count` is derived from the buckets, so it always
 //! equals the `+Inf` bucket, and `gym_verify_completed_total` is that same
@@ -86,7 +88,10 @@
 //! buckets, [`PrometheusBuilder::native_histogram_schema`]), except an
 //! application registry's: the `prometheus` crate keeps classic buckets
 //! only. A Prometheus with native histograms on stores the native one; with
-//! `scrape_classic_histograms: true` it stores the classic buckets too. One difference is Prometheus' own: from
+//! `scrape_classic_histograms: true` it stores the classic buckets too.
+//! Prometheus takes a native histogram only if its count is its buckets'
+//! total, so in protobuf the count is that total: a record a scrape catches
+//! half-written is counted by the next scrape. One difference is Prometheus' own: from
 //! protobuf it stores a bucket bound as a float (`le="100.0"`), from the
 //! 0.0.4 text as written (`le="100"`). Prometheus 3 stores the float
 //! spelling from every format. So a `sum by (le)` over processes scraped in

@@ -9,10 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use gym_metrics_api::{Role, RolloutTimer};
+use gym_metrics_api::Role;
 use tokio::task::JoinSet;
 
-use super::accept::LOG_TARGET;
 use super::args::AgentConfig;
 use super::child::{loopback, report_every_second, stop_requested, LocalTally, ROLLOUT_FAMILY};
 use super::client::{self, CallError};
@@ -54,7 +53,8 @@ pub async fn run(cfg: AgentConfig) -> Result<(), Box<dyn Error>> {
     if cfg.targets.is_empty() {
         return Err("an agent needs at least one --targets address".into());
     }
-    let spans = spans::install();
+    // Kept until the agent returns: the spans' provider.
+    let _spans = spans::install();
     emit(&Event::Ready {
         verify_addr: None,
         metrics_addr: guard.metrics_addr(),
@@ -100,7 +100,6 @@ pub async fn run(cfg: AgentConfig) -> Result<(), Box<dyn Error>> {
     emit(&Event::Final(
         tally.snapshot(&guard.reader(), ROLLOUT_FAMILY),
     ));
-    drop(spans);
     guard.shutdown()
 }
 
@@ -127,13 +126,7 @@ fn task_id(agent: u64, worker: u64, sequence: u64) -> u64 {
 /// One rollout: generation, then verification; timed as a whole, its timer
 /// started in the rollout's span.
 async fn rollout(shared: &Shared, rng: &mut Rng, task_id: u64) {
-    let span = tracing::info_span!("gym.rollout", task_id);
-    let _timer = span.in_scope(RolloutTimer::start);
-    if log::log_enabled!(target: LOG_TARGET, log::Level::Debug) {
-        if let Some(trace_id) = spans::trace_id(&span) {
-            log::debug!(target: LOG_TARGET, "rollout {task_id:#x} is trace {trace_id}");
-        }
-    }
+    let _rollout = spans::rollout(task_id);
     let started = Instant::now();
     let generation = rng.delay(shared.cfg.simulation.generate_ms);
     let answer = rng.next_u64() % 100;

@@ -95,6 +95,18 @@ fn prometheus_stores_native_histograms_and_exemplars_of_the_whole_fleet() {
         assert!((100.0..=5000.0).contains(&ms), "{q}: {p50:?}");
     }
 
+    // No scrape was refused (a native histogram whose count is not its
+    // buckets' total fails the whole scrape): up never left 1.
+    let up = prometheus
+        .query(r#"min_over_time(up{job="gym"}[5m])"#)
+        .unwrap();
+    assert_eq!(up.len(), 1 + SERVERS + AGENTS, "{up:?}");
+    assert!(
+        up.iter().all(|s| s.value == 1.0),
+        "{up:?}\n{}",
+        prometheus.log_tail()
+    );
+
     // The exemplars lead to rollouts the agent logged.
     let deadline = Instant::now() + WAIT;
     let stored = loop {

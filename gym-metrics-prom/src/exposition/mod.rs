@@ -79,7 +79,7 @@ enum Text {
     Family(FamilyText),
 }
 
-/// Renders the exposition of one process's metrics in either format.
+/// Renders the exposition of one process's metrics in any format.
 #[derive(Debug)]
 pub(crate) struct Exposition {
     families: Arc<GymFamilies>,

@@ -213,18 +213,25 @@ pub(crate) fn write<'l, 'v, L>(
                 Value::Count(n) => number(n as f64),
                 Value::Float(v) => number(v),
                 Value::Histogram(value) => {
+                    // One count serves both histograms, and Prometheus takes
+                    // a native one only if it equals the zero bucket's plus
+                    // every bucket's. A scrape reads the native counts
+                    // first, so records it catches in flight are counted
+                    // classic but not yet native: the native total is the
+                    // count, and no classic bucket runs past it.
+                    let count = value.native.map_or(value.buckets.count(), Native::total);
                     let exemplars = || value.exemplars.iter().chain(std::iter::repeat(&None));
                     let bucket = (family.bounds.iter())
                         .zip(value.buckets.cumulative())
                         .zip(exemplars())
-                        .map(|((&upper_bound, cumulative_count), exemplar)| Bucket {
-                            cumulative_count,
+                        .map(|((&upper_bound, cumulative), exemplar)| Bucket {
+                            cumulative_count: cumulative.min(count),
                             upper_bound,
                             exemplar: exemplar.as_ref().map(Exemplar::of),
                         })
                         .collect();
                     let mut h = Histogram {
-                        sample_count: value.buckets.count(),
+                        sample_count: count,
                         sample_sum: value.sum,
                         bucket,
                         ..Histogram::default()
@@ -388,6 +395,34 @@ mod tests {
             })
         );
         assert_eq!((e.value, h.exemplars.clone()), (0.3, vec![e]));
+    }
+
+    #[test]
+    fn with_records_in_flight_the_count_is_the_native_total_and_no_bucket_passes_it() {
+        // Read native first: 3 values there, 5 in the classic buckets.
+        let native = Native {
+            schema: 3,
+            zero_threshold: 0.001,
+            zero_count: 1,
+            positive: Side {
+                first_key: 0,
+                counts: vec![2],
+            },
+            negative: Side {
+                first_key: 0,
+                counts: Vec::new(),
+            },
+        };
+        let value = Value::Histogram(Series {
+            native: Some(&native),
+            ..Series::classic(Buckets::PerBucket(&[4, 1]), 9.0)
+        });
+        let mut out = Vec::new();
+        let none = std::iter::empty::<(&str, &str)>();
+        write(&family(Kind::Histogram, &[0.5]), [(none, value)], &mut out);
+        let h = decoded(&out)[0].metric[0].histogram.clone().unwrap();
+        assert_eq!(h.sample_count, 3);
+        assert_eq!(h.bucket[0].cumulative_count, 3);
     }
 
     #[test]

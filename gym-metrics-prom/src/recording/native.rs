@@ -241,6 +241,14 @@ pub(crate) struct Reading {
     pub(crate) negative: Side,
 }
 
+impl Reading {
+    /// The values counted: the zero bucket's and every bucket's.
+    pub(crate) fn total(&self) -> u64 {
+        let sides = self.positive.counts.iter().chain(&self.negative.counts);
+        sides.fold(self.zero_count, |total, &c| total.wrapping_add(c))
+    }
+}
+
 /// The buckets on one side of the zero bucket.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Side {

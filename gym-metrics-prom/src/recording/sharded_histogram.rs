@@ -59,7 +59,7 @@ struct Shard {
 // A count more inline would spill the shard onto a third line.
 #[cfg(not(loom))]
 const _: () = assert!(std::mem::size_of::<Shard>() == 256);
-// `record_in` indexes the inline counts directly for searches of up to 16 buckets.
+// The 15 default bounds' 16 buckets are inline.
 const _: () = assert!(INLINE_COUNTS >= 16);
 
 impl Shard {
@@ -250,8 +250,8 @@ impl ShardedHistogram {
     }
 
     /// The hot path makes no call that returns to it (every other path is a
-    /// tail call), so it saves no registers: the default bounds' search, the
-    /// sum and the count, inline.
+    /// tail call): the native slot, the bucket from it (`slot_buckets.rs`),
+    /// the sum and both counts, inline.
     #[inline(always)]
     fn record_in(&self, shard: &Shard, nanos: u64, succeeded: bool) {
         let slot = native_slot(&self.native, nanos);

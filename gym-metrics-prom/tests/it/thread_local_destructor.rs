@@ -79,3 +79,61 @@ fn timers_dropped_at_thread_exit_are_recorded_and_nothing_aborts() {
         e.threads, e.completed, e.rollouts, e.requests
     );
 }
+
+/// Starts (and records) a verification when its thread-local is destroyed.
+struct StartsATimer;
+
+impl Drop for StartsATimer {
+    fn drop(&mut self) {
+        gym_metrics_api::VerifyTimer::start().finish(true);
+    }
+}
+
+thread_local! {
+    static LATE: StartsATimer = const { StartsATimer };
+}
+
+const LATE_TEST: &str =
+    "thread_local_destructor::a_timer_started_after_the_opentelemetry_context_is_gone_records_without_an_exemplar";
+
+fn late_scenario() {
+    use opentelemetry::trace::{Tracer, TracerProvider};
+    let (handle, _installation) = PrometheusBuilder::new()
+        .role(Role::server("tls-1", "resources"))
+        .install_recorder()
+        .expect("install");
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+    let tracer = provider.tracer("late");
+    std::thread::spawn(move || {
+        // First the holder, then the context (a span), then the exemplars'
+        // own guard: at exit they go in reverse, the holder last.
+        LATE.with(|_| {});
+        tracer.in_span("rollout", |_| drop(gym_metrics_api::RolloutTimer::start()));
+    })
+    .join()
+    .expect("the thread exits cleanly");
+    println!("{BEGIN}\n{}{END}", handle.render_openmetrics());
+}
+
+#[test]
+fn a_timer_started_after_the_opentelemetry_context_is_gone_records_without_an_exemplar() {
+    if in_child() {
+        late_scenario();
+        return;
+    }
+    let stdout = run_in_child(LATE_TEST).unwrap_or_else(|e| {
+        panic!("a timer started in a thread-local destructor must never panic nor abort: {e}")
+    });
+    let exposition = stdout
+        .split_once(BEGIN)
+        .and_then(|(_, rest)| rest.split_once(END))
+        .map(|(text, _)| text)
+        .unwrap_or_else(|| panic!("no exposition in the child's output:\n{stdout}"));
+    assert!(exposition.contains("gym_verify_completed_total{otel_scope_name=\"gym-metrics\",otel_scope_version=\"0.1.0\"} 1\n"), "{exposition}");
+    // The rollout, timed in its span, carries it; the late verification none.
+    assert_eq!(
+        exposition.matches("# {trace_id=").count(),
+        1,
+        "{exposition}"
+    );
+}

@@ -79,11 +79,6 @@ struct Histogram {
     zero_threshold: Option<f64>,
     #[prost(uint64, optional, tag = "7")]
     zero_count: Option<u64>,
-    #[prost(message, repeated, tag = "9")]
-    negative_span: Vec<BucketSpan>,
-    // Unpacked, as proto2 (`metrics.proto`) writes a repeated number.
-    #[prost(sint64, repeated, packed = "false", tag = "10")]
-    negative_delta: Vec<i64>,
     #[prost(message, repeated, tag = "12")]
     positive_span: Vec<BucketSpan>,
     // Unpacked, as proto2 (`metrics.proto`) writes a repeated number.
@@ -159,7 +154,6 @@ impl Histogram {
         self.zero_threshold = Some(native.zero_threshold);
         self.zero_count = Some(native.zero_count);
         (self.positive_span, self.positive_delta) = spans(&native.positive);
-        (self.negative_span, self.negative_delta) = spans(&native.negative);
     }
 }
 
@@ -337,10 +331,6 @@ mod tests {
                 first_key: -5,
                 counts: vec![0, 4, 1, 0, 0, 0, 3, 0],
             },
-            negative: Side {
-                first_key: 7,
-                counts: vec![1],
-            },
         };
         let mut out = Vec::new();
         let exemplar = ExemplarSample {
@@ -352,7 +342,7 @@ mod tests {
         let value = Value::Histogram(Series {
             native: Some(&native),
             exemplars: &exemplars,
-            ..Series::classic(Buckets::PerBucket(&[9, 2]), 9.0)
+            ..Series::classic(Buckets::PerBucket(&[8, 2]), 9.0)
         });
         let none = std::iter::empty::<(&str, &str)>();
         write(&family(Kind::Histogram, &[0.5]), [(none, value)], &mut out);
@@ -369,13 +359,7 @@ mod tests {
             .collect();
         assert_eq!(spans, [(-4, 2), (3, 1)]);
         assert_eq!(h.positive_delta, [4, -3, 2]);
-        let negative: Vec<_> = h
-            .negative_span
-            .iter()
-            .map(|s| (s.offset, s.length))
-            .collect();
-        assert_eq!((negative, h.negative_delta), (vec![(7, 1)], vec![1]));
-        assert_eq!((h.sample_count, h.bucket.len()), (11, 1));
+        assert_eq!((h.sample_count, h.bucket.len()), (10, 1));
         // The exemplar on its classic bucket, and in the native list.
         let e = h.bucket[0].exemplar.clone().unwrap();
         let labels: Vec<_> = e
@@ -407,10 +391,6 @@ mod tests {
             positive: Side {
                 first_key: 0,
                 counts: vec![2],
-            },
-            negative: Side {
-                first_key: 0,
-                counts: Vec::new(),
             },
         };
         let value = Value::Histogram(Series {

@@ -3,22 +3,22 @@
 //! counters and gauges are the kit's cells).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use metrics::HistogramFn;
 
 use crate::recording::native::{Layout, Reading};
 
-/// A histogram's counts per bucket (the last is `+Inf`), per native slot
-/// (those of negative values made at the first one), and its sum.
+/// A histogram's counts per bucket (the last is `+Inf`), per native slot,
+/// and its sum. Its values are finite and never negative (the kit's
+/// `HistogramCell` drops the others first).
 #[derive(Debug)]
 pub struct HistogramSeries {
     bounds: Box<[f64]>,
     buckets: Box<[AtomicU64]>,
     sum: AtomicU64,
     layout: Arc<Layout>,
-    positive: Box<[AtomicU64]>,
-    negative: OnceLock<Box<[AtomicU64]>>,
+    native: Box<[AtomicU64]>,
 }
 
 /// What a scrape reads of a histogram: cumulative bucket counts (the last is
@@ -43,8 +43,7 @@ impl HistogramSeries {
             bounds: bounds.into(),
             buckets: zeros(bounds.len() + 1),
             sum: AtomicU64::new(0.0f64.to_bits()),
-            positive: zeros(layout.slots()),
-            negative: OnceLock::new(),
+            native: zeros(layout.slots()),
             layout,
         }
     }
@@ -55,8 +54,7 @@ impl HistogramSeries {
         let load = |counts: &[AtomicU64]| -> Vec<u64> {
             counts.iter().map(|c| c.load(Ordering::Acquire)).collect()
         };
-        let negative = self.negative.get().map(|n| load(n)).unwrap_or_default();
-        let native = self.layout.signed_reading(&load(&self.positive), &negative);
+        let native = self.layout.reading(&load(&self.native));
         let mut running = 0u64;
         let cumulative = self
             .buckets
@@ -82,11 +80,7 @@ impl HistogramSeries {
         if let Some(bucket) = self.buckets.get(index) {
             bucket.fetch_add(times, Ordering::Relaxed);
         }
-        let native = match value < 0.0 {
-            false => &self.positive,
-            true => (self.negative).get_or_init(|| zeros(self.layout.slots())),
-        };
-        if let Some(count) = native.get(self.layout.slot(value.abs())) {
+        if let Some(count) = self.native.get(self.layout.slot(value)) {
             count.fetch_add(times, Ordering::Release);
         }
         let _ = self
@@ -121,15 +115,13 @@ mod tests {
         h.record(5.0);
         h.record_many(20.0, 2);
         h.record(f64::NAN);
-        h.record(-3.0);
         let r = h.read();
-        assert_eq!((r.cumulative, r.sum), (vec![2, 3, 5], 43.0));
-        // Native: 1, 5 and 20 (twice) above zero, -3 below.
-        let total = |counts: &[u64]| counts.iter().sum::<u64>();
-        assert_eq!(total(&r.native.positive.counts), 4);
-        assert_eq!(total(&r.native.negative.counts), 1);
+        assert_eq!((r.cumulative, r.sum), (vec![1, 2, 4], 46.0));
+        // Native: 1, 5 and 20 (twice), each in its own bucket.
+        let p = &r.native.positive;
+        assert_eq!((p.counts.iter().sum::<u64>(), r.native.total()), (4, 4));
         let key = |v: f64| (v.log2() * 8.0).ceil() as i32;
-        let at = (key(3.0) - r.native.negative.first_key) as usize;
-        assert_eq!(r.native.negative.counts[at], 1);
+        let at = |v: f64| p.counts[(key(v) - p.first_key) as usize];
+        assert_eq!((at(1.0), at(5.0), at(20.0)), (1, 1, 2));
     }
 }

@@ -196,35 +196,23 @@ impl Layout {
     /// What a scrape shows of `counts` (one per slot): the schema lowered
     /// until the buckets in use fit the limit.
     pub(crate) fn reading(&self, counts: &[u64]) -> Reading {
-        self.signed_reading(counts, &[])
-    }
-
-    /// [`Layout::reading`] of values whose magnitudes are counted in
-    /// `positive` and `negative` (one per slot, or none): both lowered to
-    /// one schema, their zero buckets one.
-    pub(crate) fn signed_reading(&self, positive: &[u64], negative: &[u64]) -> Reading {
-        let side = |counts: &[u64]| Side {
+        let mut positive = Side {
             first_key: self.first_key,
             counts: counts.get(1..).unwrap_or_default().to_vec(),
         };
-        let (mut positive_side, mut negative_side) = (side(positive), side(negative));
         let mut schema = i32::from(self.schema);
         let in_use = |s: &Side| s.counts.iter().filter(|&&c| c != 0).count();
         while schema > i32::from(self.shown)
-            || (in_use(&positive_side) + in_use(&negative_side) > self.bucket_limit
-                && schema > i32::from(MIN_SCHEMA))
+            || (in_use(&positive) > self.bucket_limit && schema > i32::from(MIN_SCHEMA))
         {
-            positive_side = positive_side.lowered();
-            negative_side = negative_side.lowered();
+            positive = positive.lowered();
             schema -= 1;
         }
-        let zero = |counts: &[u64]| counts.first().copied().unwrap_or(0);
         Reading {
             schema: schema as i8,
             zero_threshold: self.zero_threshold,
-            zero_count: zero(positive).wrapping_add(zero(negative)),
-            positive: positive_side,
-            negative: negative_side,
+            zero_count: counts.first().copied().unwrap_or(0),
+            positive,
         }
     }
 }
@@ -235,21 +223,18 @@ pub(crate) struct Reading {
     pub(crate) schema: i8,
     pub(crate) zero_threshold: f64,
     pub(crate) zero_count: u64,
-    /// The buckets of values above the zero bucket, and of those below it
-    /// by their magnitude.
+    /// The buckets above the zero bucket (the values are never negative).
     pub(crate) positive: Side,
-    pub(crate) negative: Side,
 }
 
 impl Reading {
     /// The values counted: the zero bucket's and every bucket's.
     pub(crate) fn total(&self) -> u64 {
-        let sides = self.positive.counts.iter().chain(&self.negative.counts);
-        sides.fold(self.zero_count, |total, &c| total.wrapping_add(c))
+        (self.positive.counts.iter()).fold(self.zero_count, |total, &c| total.wrapping_add(c))
     }
 }
 
-/// The buckets on one side of the zero bucket.
+/// Buckets from a key on.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Side {
     /// The key of `counts[0]`.
@@ -444,26 +429,5 @@ mod tests {
                 assert!(native.abs() < 0.05, "{name} p{q}: native {native}");
             }
         }
-    }
-
-    #[test]
-    fn both_sides_share_the_lowered_schema_and_the_zero_bucket() {
-        let layout = Layout::new(3, 3, -10, 40);
-        let (mut positive, mut negative) = (vec![0u64; layout.slots()], vec![0u64; layout.slots()]);
-        for v in [1.1, 1.6, 3.0] {
-            positive[layout.slot(v)] += 1;
-        }
-        for v in [1.1, 5.0] {
-            negative[layout.slot(v)] += 1;
-        }
-        negative[0] = 1;
-        let r = layout.signed_reading(&positive, &negative);
-        let in_use = |s: &Side| s.counts.iter().filter(|&&c| c != 0).count();
-        assert!(in_use(&r.positive) + in_use(&r.negative) <= 3, "{r:?}");
-        assert_eq!(r.negative.counts.iter().sum::<u64>(), 2);
-        assert_eq!(
-            (r.zero_count, r.positive.counts.iter().sum::<u64>()),
-            (1, 3)
-        );
     }
 }

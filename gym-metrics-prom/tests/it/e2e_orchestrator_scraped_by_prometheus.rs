@@ -15,12 +15,6 @@ const ROLLOUTS_MS: [u64; 3] = [120, 3400, 45000];
 const VERIFICATIONS: [(u64, bool); 4] = [(40, true), (250, true), (1200, true), (8000, false)];
 const WAIT: Duration = Duration::from_secs(15);
 
-fn one_value(prometheus: &Prometheus, promql: &str) -> f64 {
-    let samples = prometheus.query(promql).unwrap();
-    assert_eq!(samples.len(), 1, "`{promql}`: {samples:?}");
-    samples[0].value
-}
-
 /// Cumulative count per `le` (as a number; `+Inf` included).
 fn buckets(samples: &[Sample]) -> BTreeMap<u64, f64> {
     samples
@@ -86,8 +80,11 @@ fn prometheus_sees_what_the_orchestrator_recorded() {
         .unwrap_or_else(|e| panic!("{e}\n{}", prometheus.log_tail()));
 
     let rollout = "gym_rollout_duration_ms_milliseconds";
-    assert_eq!(one_value(&prometheus, &format!("{rollout}_count")), 3.0);
-    assert_eq!(one_value(&prometheus, &format!("{rollout}_sum")), 48520.0);
+    assert_eq!(prometheus.value(&format!("{rollout}_count")).unwrap(), 3.0);
+    assert_eq!(
+        prometheus.value(&format!("{rollout}_sum")).unwrap(),
+        48520.0
+    );
     let got = buckets(&prometheus.query(&format!("{rollout}_bucket")).unwrap());
     assert_eq!(got, expected_buckets(&ROLLOUTS_MS));
     assert_eq!(
@@ -97,8 +94,8 @@ fn prometheus_sees_what_the_orchestrator_recorded() {
 
     let verify = "gym_verify_duration_ms_milliseconds";
     let verify_ms: Vec<u64> = VERIFICATIONS.iter().map(|(ms, _)| *ms).collect();
-    assert_eq!(one_value(&prometheus, &format!("{verify}_count")), 4.0);
-    assert_eq!(one_value(&prometheus, &format!("{verify}_sum")), 9490.0);
+    assert_eq!(prometheus.value(&format!("{verify}_count")).unwrap(), 4.0);
+    assert_eq!(prometheus.value(&format!("{verify}_sum")).unwrap(), 9490.0);
     let got = buckets(&prometheus.query(&format!("{verify}_bucket")).unwrap());
     assert_eq!(got, expected_buckets(&verify_ms));
     assert_eq!(
@@ -106,10 +103,10 @@ fn prometheus_sees_what_the_orchestrator_recorded() {
         (1.0, 2.0, 3.0, 4.0)
     );
 
-    assert_eq!(one_value(&prometheus, "gym_verify_success_rate"), 0.75);
-    assert_eq!(one_value(&prometheus, "gym_verify_completed_total"), 4.0);
-    assert_eq!(one_value(&prometheus, "gym_verify_succeeded_total"), 3.0);
-    assert_eq!(one_value(&prometheus, "gym_servers_active"), 4.0);
+    assert_eq!(prometheus.value("gym_verify_success_rate").unwrap(), 0.75);
+    assert_eq!(prometheus.value("gym_verify_completed_total").unwrap(), 4.0);
+    assert_eq!(prometheus.value("gym_verify_succeeded_total").unwrap(), 3.0);
+    assert_eq!(prometheus.value("gym_servers_active").unwrap(), 4.0);
 
     // Every gym series carries the scope labels; target_info carries the resource.
     let scoped = prometheus

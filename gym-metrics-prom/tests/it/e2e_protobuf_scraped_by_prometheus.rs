@@ -52,6 +52,18 @@ fn stored(prometheus: &Prometheus, job: &str) -> (Stored, Vec<String>) {
     (floats, native)
 }
 
+/// One `POST /verify` answered 200 in 40 ms.
+fn verify_request() -> HttpServerRequest {
+    let ms_40 = Duration::from_millis(40);
+    HttpServerRequest::new(
+        HttpMethod::Post,
+        Some("/verify"),
+        UrlScheme::Http,
+        Some(200),
+        ms_40,
+    )
+}
+
 #[test]
 fn prometheus_stores_the_same_series_from_protobuf_as_from_text() {
     if gym_testkit::ran_in_child() {
@@ -78,13 +90,7 @@ fn prometheus_stores_the_same_series_from_protobuf_as_from_text() {
     }
     gym_metrics_api::record_verify(Duration::from_millis(250), true);
     gym_metrics_api::record_verify(Duration::from_millis(8000), false);
-    gym_metrics_api::record_http_server_request(&HttpServerRequest::new(
-        HttpMethod::Post,
-        Some("/verify"),
-        UrlScheme::Http,
-        Some(200),
-        Duration::from_millis(40),
-    ));
+    gym_metrics_api::record_http_server_request(&verify_request());
     guard.fleet_size().expect("orchestrator").set(4);
     metrics::counter!("verify.outcome", "reason" => "ok").increment(2);
     metrics::gauge!("queue.depth").set(4.5);
@@ -169,13 +175,6 @@ fn prometheus_stores_the_same_series_from_protobuf_as_from_text() {
     guard.shutdown().expect("the endpoint stops cleanly");
 }
 
-/// The one value of an instant query.
-fn one(prometheus: &Prometheus, promql: &str) -> f64 {
-    let samples = prometheus.query(promql).unwrap();
-    assert_eq!(samples.len(), 1, "{promql}: {samples:?}");
-    samples[0].value
-}
-
 #[test]
 fn prometheus_with_native_histograms_stores_native_and_classic_series() {
     if gym_testkit::ran_in_child() {
@@ -195,13 +194,7 @@ fn prometheus_with_native_histograms_stores_native_and_classic_series() {
         gym_metrics_api::record_rollout_duration_ms(ms);
     }
     gym_metrics_api::record_verify(Duration::from_millis(250), true);
-    gym_metrics_api::record_http_server_request(&HttpServerRequest::new(
-        HttpMethod::Post,
-        Some("/verify"),
-        UrlScheme::Http,
-        Some(200),
-        Duration::from_millis(40),
-    ));
+    gym_metrics_api::record_http_server_request(&verify_request());
 
     let config = format!(
         "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: gym\n    \
@@ -225,19 +218,23 @@ fn prometheus_with_native_histograms_stores_native_and_classic_series() {
         ("http_server_request_duration_seconds", 1.0),
     ] {
         assert_eq!(
-            one(&prometheus, &format!("histogram_count({family})")),
+            prometheus
+                .value(&format!("histogram_count({family})"))
+                .unwrap(),
             count,
             "{family}"
         );
         // And classic, beside it.
         assert_eq!(
-            one(&prometheus, &format!("{family}_count")),
+            prometheus.value(&format!("{family}_count")).unwrap(),
             count,
             "{family}"
         );
     }
     let sum: f64 = rollouts.iter().sum();
-    let stored = one(&prometheus, &format!("histogram_sum({rollout})"));
+    let stored = prometheus
+        .value(&format!("histogram_sum({rollout})"))
+        .unwrap();
     assert!((stored - sum).abs() < 1e-6 * sum, "{stored} vs {sum}");
 
     // Both answer a quantile; the native one within its bucket width (9 %).
@@ -245,11 +242,12 @@ fn prometheus_with_native_histograms_stores_native_and_classic_series() {
     sorted.sort_by(f64::total_cmp);
     for q in [0.5, 0.95, 0.99] {
         let exact = sorted[(q * 1000.0) as usize - 1];
-        let native = one(&prometheus, &format!("histogram_quantile({q}, {rollout})"));
-        let classic = one(
-            &prometheus,
-            &format!("histogram_quantile({q}, {rollout}_bucket)"),
-        );
+        let native = prometheus
+            .value(&format!("histogram_quantile({q}, {rollout})"))
+            .unwrap();
+        let classic = prometheus
+            .value(&format!("histogram_quantile({q}, {rollout}_bucket)"))
+            .unwrap();
         assert!(
             (native / exact - 1.0).abs() < 0.1,
             "p{q}: native {native} vs {exact}"

@@ -107,6 +107,17 @@ impl Prometheus {
         instant_query(&self.url(), promql)
     }
 
+    /// The value of an instant query that answers exactly one series.
+    pub fn value(&self, promql: &str) -> Result<f64, String> {
+        match self.query(promql)?.as_slice() {
+            [one] => Ok(one.value),
+            other => Err(format!(
+                "`{promql}` answered {} series, not one: {other:?}",
+                other.len()
+            )),
+        }
+    }
+
     /// A range-vector query (`metric[5m]`): every raw sample of every series.
     pub fn raw_samples(&self, promql: &str) -> Result<Vec<RawSeries>, String> {
         raw_query(&self.url(), promql)

@@ -218,9 +218,11 @@ mod tests {
         /// included, unescaped), and wherever the URL stands in a message,
         /// neither is printed; and the host is kept unless a query without
         /// a path holds an `@` (then it cannot be told from a user-info).
+        /// The password starts with a `~`, which nothing else here holds: a
+        /// value such as `Q&S=` makes `S` a query key, which is printed.
         #[test]
         fn no_password_or_query_value_survives(
-            password in "S[a-zA-Z0-9:?#@&=;()%!$*+,']{0,12}",
+            password in "~[a-zA-Z0-9:?#@&=;()%!$*+,']{0,12}",
             value in "Q[a-zA-Z0-9:?#@&=/;()%!$*+,']{0,12}",
             before in "[a-z ()]{0,6}",
             after in "[a-z ()]{0,6}",

@@ -53,7 +53,7 @@ pub fn cargo_msrv(args: &[String]) -> Command {
 }
 
 /// `$CARGO_HOME`, else `~/.cargo`.
-fn cargo_home() -> PathBuf {
+pub fn cargo_home() -> PathBuf {
     std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))

@@ -10,7 +10,7 @@
 //! 3. This machine's Rust builds and runs it once per backend: it records
 //!    one rollout and reads it back.
 
-use crate::msrv::{check_denying_warnings, fetch, INSIDE, LIBRARY_CRATES};
+use crate::msrv::{cargo_home, check_denying_warnings, fetch, INSIDE, LIBRARY_CRATES};
 use crate::newcomer::rollout_counted;
 use crate::step::{cargo, run_status, target_dir, workspace_root};
 use crate::tools::rust_msrv;
@@ -25,9 +25,39 @@ pub fn run(args: &[String]) -> Result<(), String> {
         return Err(format!("`package` takes no arguments, got {extra:?}"));
     }
     let packages = packages_inside()?; // before minutes of packing, not after
+    forget_unpacked()?;
     pack()?;
     check_on_msrv(&packages)?;
     consume()
+}
+
+/// Removes what earlier runs unpacked of these crates from their temporary
+/// registry. Cargo packs into `target/package/tmp-registry` and unpacks from
+/// it into `$CARGO_HOME/registry/src/-<hash of that path>/`, but it reuses an
+/// unpacked `name-version` folder without comparing checksums. So, the
+/// version unchanged, a crate was verified against the API of an earlier run
+/// (in CI: unresolved `backend::Exemplar`). A local registry's folder is the
+/// one whose name starts with `-` (it has no host); only our crates go.
+fn forget_unpacked() -> Result<(), String> {
+    let sources = cargo_home().join("registry/src");
+    let Ok(registries) = std::fs::read_dir(&sources) else {
+        return Ok(()); // nothing unpacked yet
+    };
+    for registry in registries.flatten() {
+        if !registry.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        for krate in LIBRARY_CRATES {
+            let unpacked = registry
+                .path()
+                .join(format!("{krate}-{}", env!("CARGO_PKG_VERSION")));
+            if unpacked.exists() {
+                std::fs::remove_dir_all(&unpacked)
+                    .map_err(|e| format!("{}: {e}", unpacked.display()))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `cargo package` of the five crates at once: cargo packs them in

@@ -32,8 +32,8 @@ pub(crate) struct GymMetrics {
 impl GymMetrics {
     pub(crate) fn new(role: Role, boundaries: Boundaries, native: NativeConfig) -> Self {
         Self {
-            rollout_duration: ShardedHistogram::new(boundaries.clone(), Layout::millis(native)),
-            verify_duration: ShardedHistogram::new(boundaries, Layout::millis(native)),
+            rollout_duration: ShardedHistogram::new(boundaries.clone(), Layout::durations(native)),
+            verify_duration: ShardedHistogram::new(boundaries, Layout::durations(native)),
             servers_active: role.writes_fleet_size().then(FleetGauge::new),
             fleet_sd: role.writes_fleet_size().then(|| Arc::new(FleetSd::new())),
             http_server_duration: HttpServerHistogram::new(native),

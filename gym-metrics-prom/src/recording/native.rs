@@ -86,7 +86,6 @@ impl Default for NativeConfig {
 /// The IEEE 754 double's mantissa bits.
 const MANTISSA_BITS: u32 = 52;
 const MANTISSA: u64 = (1 << MANTISSA_BITS) - 1;
-const EXPONENT_BIAS: i32 = 1023;
 /// The mantissa's top bits that pick a cell: 2^9 cells, each narrower than
 /// the gap between two bounds even at schema 8, so each holds at most one.
 const CELL_BITS: u32 = 9;
@@ -118,9 +117,11 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    /// The layout for durations in milliseconds: from 2^-10 ms (about 1 µs).
-    pub(crate) fn millis(config: NativeConfig) -> Self {
-        Self::new(config.schema, config.bucket_limit, -10, 40)
+    /// The layout for durations given in whole nanoseconds, bucketed as
+    /// milliseconds (the unit they are exported in): from 2^-10 ms (about
+    /// 1 µs). The record path then needs no division.
+    pub(crate) fn durations(config: NativeConfig) -> Self {
+        Self::scaled(config.schema, config.bucket_limit, -10, 40, 1e6)
     }
 
     /// The layout for durations in seconds: from 2^-20 s (about 1 µs).
@@ -139,12 +140,28 @@ impl Layout {
     /// `2^lowest_octave`, at `schema` (clamped to what Prometheus takes),
     /// showing at most `bucket_limit` buckets (at least one).
     pub(crate) fn new(schema: i8, bucket_limit: usize, lowest_octave: i32, octaves: i32) -> Self {
+        Self::scaled(schema, bucket_limit, lowest_octave, octaves, 1.0)
+    }
+
+    /// [`Layout::new`] for values given `scale` times the unit they are
+    /// bucketed in. Scaling keeps the bounds' pattern within each doubling
+    /// (doubling a value doubles its bound), so the same per-cell table
+    /// holds: its bounds are the mantissas of `scale · 2^(j/2^schema)`, in
+    /// order, and the bias counts the ones below the zero threshold's.
+    pub(crate) fn scaled(
+        schema: i8,
+        bucket_limit: usize,
+        lowest_octave: i32,
+        octaves: i32,
+        scale: f64,
+    ) -> Self {
         let shown = schema.clamp(MIN_SCHEMA, MAX_SCHEMA);
         let schema = shown.max(0) as u8;
         let per_octave = 1i32 << schema;
-        let bounds: Vec<u64> = (0..per_octave)
-            .map(|j| (2f64.powf(f64::from(j) / f64::from(per_octave)).to_bits()) & MANTISSA)
+        let mut bounds: Vec<u64> = (0..per_octave)
+            .map(|j| (2f64.powf(f64::from(j) / f64::from(per_octave)) * scale).to_bits() & MANTISSA)
             .collect();
+        bounds.sort_unstable();
         let shift = MANTISSA_BITS - CELL_BITS;
         let mut below = Box::new([0u16; CELLS]);
         let mut within = Box::new([u64::MAX; CELLS]);
@@ -156,6 +173,10 @@ impl Layout {
             }
         }
         let first_key = (lowest_octave << schema) + 1;
+        // The zero threshold (exact: a power of two times `scale`) ends
+        // bucket `first_key - 1`, which is slot 0.
+        let threshold = (scale * 2f64.powi(lowest_octave)).to_bits();
+        let below_threshold = bounds.iter().filter(|&&b| b < threshold & MANTISSA).count();
         Self {
             schema,
             shown,
@@ -164,7 +185,7 @@ impl Layout {
             top: (octaves << schema) as usize,
             zero_threshold: 2f64.powi(lowest_octave),
             per_octave,
-            bias: EXPONENT_BIAS * per_octave + first_key - 1,
+            bias: (threshold >> MANTISSA_BITS) as i32 * per_octave + below_threshold as i32,
             below,
             within,
         }
@@ -180,6 +201,21 @@ impl Layout {
     /// callers pass neither, or a magnitude).
     #[inline(always)]
     pub(crate) fn slot(&self, value: f64) -> usize {
+        (self.key(value).max(0) as usize).min(self.top)
+    }
+
+    /// The slot of `value` where it is one of the slots, else an index
+    /// past them (a caller's `get` misses, and [`Layout::slot`] then clamps
+    /// it): one compare fewer on the record path.
+    #[inline(always)]
+    pub(crate) fn unclamped_slot(&self, value: f64) -> usize {
+        self.key(value) as u32 as usize
+    }
+
+    /// The slot of `value` as counted from the exponent and the cell,
+    /// below 0 or past the top slot outside the range.
+    #[inline(always)]
+    fn key(&self, value: f64) -> i32 {
         let bits = value.to_bits();
         let mantissa = bits & MANTISSA;
         // The biased exponent; a negative value's sign bit makes it the
@@ -190,7 +226,7 @@ impl Layout {
         let key = exponent * self.per_octave
             + i32::from(self.below[cell])
             + i32::from(mantissa > self.within[cell]);
-        ((key - self.bias).max(0) as usize).min(self.top)
+        key - self.bias
     }
 
     /// What a scrape shows of `counts` (one per slot): the schema lowered
@@ -324,6 +360,55 @@ mod tests {
     }
 
     #[test]
+    fn nanoseconds_land_where_their_milliseconds_do() {
+        for schema in -4..=8 {
+            let config = NativeConfig::default().with_schema(schema).unwrap();
+            let (nanos, millis) = (Layout::durations(config), Layout::new(schema, 160, -10, 40));
+            assert_eq!(
+                (nanos.slots(), nanos.zero_threshold),
+                (millis.slots(), millis.zero_threshold)
+            );
+            let mut n = 1u64;
+            while n < 1 << 62 {
+                let ms = n as f64 / 1e6;
+                let bucket_edge = (ms.log2() * f64::from(1 << schema.max(0))).fract().abs();
+                // Clear of the bounds, where the two roundings could disagree.
+                if bucket_edge > 1e-9 && bucket_edge < 1.0 - 1e-9 {
+                    assert_eq!(
+                        nanos.slot(n as f64),
+                        millis.slot(ms),
+                        "{n} ns at schema {schema}"
+                    );
+                }
+                n = n + n / 61 + 1;
+            }
+            // A power of two milliseconds ends its bucket in both.
+            for k in -10..30 {
+                let ms = 2f64.powi(k);
+                assert_eq!(
+                    nanos.slot(ms * 1e6),
+                    millis.slot(ms),
+                    "2^{k} ms at schema {schema}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_unclamped_slot_past_the_ends_misses() {
+        let layout = Layout::durations(NativeConfig::default());
+        for n in [0.0, 976.0, 1e6, 1e15, 1e17, -1.0, f64::NAN] {
+            let slot = layout.slot(n);
+            match layout.unclamped_slot(n) {
+                unclamped if unclamped < layout.slots() => assert_eq!(unclamped, slot, "{n}"),
+                _ => assert!(slot == 0 || slot == layout.slots() - 1, "{n}: {slot}"),
+            }
+        }
+        assert_eq!(layout.unclamped_slot(1e6), layout.slot(1e6));
+        assert!(layout.unclamped_slot(0.0) >= layout.slots());
+    }
+
+    #[test]
     fn a_scrape_lowers_the_schema_to_fit_the_limit_and_keeps_every_count() {
         let layout = Layout::new(3, 4, -10, 40);
         let mut counts = vec![0u64; layout.slots()];
@@ -406,11 +491,11 @@ mod tests {
             .map(|_| 20.0 / uniform().powf(1.0 / 0.6))
             .collect();
         let bounds = gym_metrics_api::backend::Instrument::DEFAULT_DURATION_BOUNDARIES_MS;
-        let layout = Layout::millis(NativeConfig::default());
+        let layout = Layout::durations(NativeConfig::default());
         for (name, values) in [("demo", demo), ("heavy tail", tail)] {
             let mut counts = vec![0u64; layout.slots()];
             for &v in &values {
-                counts[layout.slot(v)] += 1;
+                counts[layout.slot((v * 1e6).round())] += 1;
             }
             let reading = layout.reading(&counts);
             let mut sorted = values.clone();

@@ -36,14 +36,10 @@ use super::nanos::{duration_nanos, millis_nanos, short_duration_nanos, NANOS_PER
 use super::native::{Layout, Reading};
 use super::slot_buckets::SlotBuckets;
 
-/// Bucket counts held inline in a shard: with the sum, the carry, the
-/// successes and the two pointers, 256 bytes, two 128-byte lines (the 15
-/// default bounds need 16). Longer bound lists keep the rest on the heap.
-const INLINE_COUNTS: usize = 25;
-
 /// One thread's counters: the sum in whole nanoseconds, the successes (for
-/// verifications), one count per bucket (the last bucket is `+Inf`) and
-/// one per native slot.
+/// verifications), and one count per native slot followed by one per
+/// bucket (the last bucket is `+Inf`), in one array, so that one pointer
+/// reaches both counts of a record.
 /// `carried_ms` (`f64` bits) holds what the sum carried past `u64::MAX`
 /// nanoseconds: written once per 584 years of recorded time.
 #[repr(align(128))]
@@ -51,39 +47,20 @@ struct Shard {
     sum_nanos: AtomicU64,
     carried_ms: AtomicU64,
     successes: AtomicU64,
-    counts: [AtomicU64; INLINE_COUNTS],
-    overflow: Box<[AtomicU64]>,
-    native: Box<[AtomicU64]>,
+    counts: Box<[AtomicU64]>,
 }
 
-// A count more inline would spill the shard onto a third line.
+// One 128-byte line: no other shard's writes share it.
 #[cfg(not(loom))]
-const _: () = assert!(std::mem::size_of::<Shard>() == 256);
-// The 15 default bounds' 16 buckets are inline.
-const _: () = assert!(INLINE_COUNTS >= 16);
+const _: () = assert!(std::mem::size_of::<Shard>() == 128);
 
 impl Shard {
-    fn new(buckets: usize, native_slots: usize) -> Self {
+    fn new(counts: usize) -> Self {
         Self {
             sum_nanos: AtomicU64::new(0),
             carried_ms: AtomicU64::new(0.0f64.to_bits()),
             successes: AtomicU64::new(0),
-            counts: std::array::from_fn(|_| AtomicU64::new(0)),
-            overflow: (INLINE_COUNTS..buckets.max(INLINE_COUNTS))
-                .map(|_| AtomicU64::new(0))
-                .collect(),
-            native: (0..native_slots).map(|_| AtomicU64::new(0)).collect(),
-        }
-    }
-
-    /// The count of bucket `index` (`index` is at most the number of bounds).
-    #[inline(always)]
-    fn count(&self, index: usize) -> &AtomicU64 {
-        match self.counts.get(index) {
-            Some(count) => count,
-            // Only bound lists longer than the inline counts get here; the
-            // index is below the bucket count by construction.
-            None => &self.overflow[index - INLINE_COUNTS],
+            counts: (0..counts).map(|_| AtomicU64::new(0)).collect(),
         }
     }
 }
@@ -118,8 +95,8 @@ impl HistogramSnapshot {
 pub(crate) struct ShardedHistogram {
     boundaries: Boundaries,
     search: BucketSearch,
-    /// The bucket from the native slot, where no slot holds two bounds.
-    by_slot: Option<SlotBuckets>,
+    /// The bucket's index from the native slot, where it settles it.
+    by_slot: SlotBuckets,
     native: Layout,
     exemplars: Exemplars,
     shards: PerThread<Shard>,
@@ -135,9 +112,9 @@ impl ShardedHistogram {
         let bounds = boundaries.as_nanos();
         let slot = |nanos| native_slot(&native, nanos);
         Self {
-            by_slot: SlotBuckets::new(&bounds, native.slots(), slot),
+            by_slot: SlotBuckets::new(&bounds, native.slots(), slot, native.slots()),
             search: BucketSearch::new(&bounds),
-            exited: Shard::new(boundaries.as_slice().len() + 1, native.slots()),
+            exited: Shard::new(native.slots() + bounds.len() + 1),
             exemplars: Exemplars::new(boundaries.as_slice().len() + 1),
             native,
             boundaries,
@@ -163,7 +140,7 @@ impl ShardedHistogram {
 
     /// Records one measured duration: integer arithmetic only, no float on
     /// the way (the facade's `Duration` calls land here).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn record_duration(&self, duration: Duration) {
         match short_duration_nanos(duration) {
             Some(nanos) => self.record_nanos(nanos, false),
@@ -211,7 +188,7 @@ impl ShardedHistogram {
     }
 
     /// [`ShardedHistogram::record_outcome`] for a measured duration.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn record_duration_outcome(&self, duration: Duration, succeeded: bool) {
         match short_duration_nanos(duration) {
             Some(nanos) => self.record_nanos(nanos, succeeded),
@@ -244,39 +221,60 @@ impl ShardedHistogram {
     /// The calling thread's shard, created if need be; `None` for a thread
     /// whose thread-local storage is torn down.
     fn shard(&self) -> Option<&Shard> {
-        let buckets = self.boundaries.as_slice().len() + 1;
-        self.shards
-            .get_or(|| Shard::new(buckets, self.native.slots()))
+        let counts = self.native.slots() + self.boundaries.as_slice().len() + 1;
+        self.shards.get_or(|| Shard::new(counts))
     }
 
     /// The hot path makes no call that returns to it (every other path is a
     /// tail call): the native slot, the bucket from it (`slot_buckets.rs`),
-    /// the sum and both counts, inline.
+    /// the sum and both counts, inline. Any index that misses (a value
+    /// outside the native slots, a slot holding two bounds) takes the cold
+    /// path, which clamps and searches.
     #[inline(always)]
     fn record_in(&self, shard: &Shard, nanos: u64, succeeded: bool) {
-        let slot = native_slot(&self.native, nanos);
-        match &self.by_slot {
-            Some(by_slot) => {
-                let count = shard.count(by_slot.index(slot, nanos));
-                self.add(shard, count, slot, nanos, succeeded)
-            }
-            None => self.record_in_searched(shard, slot, nanos, succeeded),
+        // Past 2^63 ns (292 years) the value turns negative: past the slots.
+        let slot = self.native.unclamped_slot(nanos as i64 as f64);
+        let bucket = self.by_slot.index(slot, nanos);
+        match (shard.counts.get(bucket), shard.counts.get(slot)) {
+            (Some(count), Some(native)) => self.add(shard, count, native, nanos, succeeded),
+            _ => self.record_searched(shard, nanos, succeeded),
         }
     }
 
-    /// [`Self::record_in`] for bounds two of which share a native slot.
+    /// [`Self::record_in`] where the slot does not settle the bucket: the
+    /// slot clamped, the bucket searched.
+    #[cold]
     #[inline(never)]
-    fn record_in_searched(&self, shard: &Shard, slot: usize, nanos: u64, succeeded: bool) {
-        let count = shard.count(self.search.index(nanos));
-        self.add(shard, count, slot, nanos, succeeded);
+    fn record_searched(&self, shard: &Shard, nanos: u64, succeeded: bool) {
+        let (slot, bucket) = self.indices(nanos);
+        self.add(
+            shard,
+            &shard.counts[bucket],
+            &shard.counts[slot],
+            nanos,
+            succeeded,
+        );
+    }
+
+    /// The indices of `nanos`'s native slot and bucket among a shard's
+    /// counts, found the long way.
+    fn indices(&self, nanos: u64) -> (usize, usize) {
+        let bucket = self.native.slots() + self.search.index(nanos);
+        (native_slot(&self.native, nanos), bucket)
     }
 
     /// Adds one value to `shard`, counted in `count`. Only the calling thread
     /// writes its shard, so a relaxed load followed by a store cannot lose
     /// an update.
     #[inline(always)]
-    fn add(&self, shard: &Shard, count: &AtomicU64, slot: usize, nanos: u64, succeeded: bool) {
-        let native = &shard.native[slot];
+    fn add(
+        &self,
+        shard: &Shard,
+        count: &AtomicU64,
+        native: &AtomicU64,
+        nanos: u64,
+        succeeded: bool,
+    ) {
         // Integer nanoseconds: exact, and an add is one cycle on the
         // store-to-load chain a tight loop on one slot forms (a float add is
         // three). Past 584 years of summed time, the sum carries (never wraps).
@@ -354,10 +352,9 @@ impl ShardedHistogram {
                 Err(seen) => sum = seen,
             }
         }
-        shard
-            .count(self.search.index(nanos))
-            .fetch_add(1, Ordering::Release);
-        shard.native[native_slot(&self.native, nanos)].fetch_add(1, Ordering::Release);
+        let (slot, bucket) = self.indices(nanos);
+        shard.counts[bucket].fetch_add(1, Ordering::Release);
+        shard.counts[slot].fetch_add(1, Ordering::Release);
         if succeeded {
             shard.successes.fetch_add(1, Ordering::Release);
         }
@@ -388,11 +385,10 @@ impl ShardedHistogram {
         let mut sum_ms = 0.0f64;
         for shard in self.shards.iter().chain([&self.exited]) {
             successes = successes.wrapping_add(shard.successes.load(Ordering::Acquire));
-            for (total, count) in native.iter_mut().zip(shard.native.iter()) {
+            // In order: the native counts, then the buckets.
+            let totals = native.iter_mut().chain(bucket_counts.iter_mut());
+            for (total, count) in totals.zip(shard.counts.iter()) {
                 *total = total.wrapping_add(count.load(Ordering::Acquire));
-            }
-            for (i, total) in bucket_counts.iter_mut().enumerate() {
-                *total = total.wrapping_add(shard.count(i).load(Ordering::Acquire));
             }
             let nanos = shard.sum_nanos.load(Ordering::Relaxed);
             let carried = f64::from_bits(shard.carried_ms.load(Ordering::Relaxed));
@@ -408,11 +404,11 @@ impl ShardedHistogram {
     }
 }
 
-/// The native slot of `nanos` (as milliseconds) in `layout`.
+/// The native slot of `nanos` in `layout` (a [`Layout::durations`]).
 #[inline(always)]
 fn native_slot(layout: &Layout, nanos: u64) -> usize {
     // Past 2^63 ns (292 years) the value turns negative: the top slot.
-    layout.slot(nanos as i64 as f64 / NANOS_PER_MILLI)
+    layout.slot(nanos as i64 as f64)
 }
 
 impl std::fmt::Debug for ShardedHistogram {
@@ -431,7 +427,7 @@ mod sharded_histogram_loom;
 /// A histogram of `boundaries` with the default native buckets (tests).
 #[cfg(test)]
 fn histogram(boundaries: Boundaries) -> ShardedHistogram {
-    let native = Layout::millis(super::native::NativeConfig::default());
+    let native = Layout::durations(super::native::NativeConfig::default());
     ShardedHistogram::new(boundaries, native)
 }
 
@@ -623,7 +619,7 @@ mod tests {
         assert_eq!(s.sum, (THREADS * (1 + 200 * AT_EXIT)) as f64);
         assert_eq!(s.bucket_counts[0], THREADS); // 1 ms (le=100), while alive
         assert_eq!(s.bucket_counts[1], THREADS * AT_EXIT); // 200 ms (le=250), at exit
-        let shared = h.exited.count(1).load(Ordering::Relaxed);
+        let shared = h.exited.counts[h.native.slots() + 1].load(Ordering::Relaxed);
         assert_eq!(shared, THREADS * AT_EXIT);
     }
 
@@ -642,19 +638,17 @@ mod tests {
     #[test]
     fn the_bucket_from_the_native_slot_is_the_searched_one() {
         for schema in [1, 3, 8] {
-            let native = Layout::millis(NativeConfig::default().with_schema(schema).unwrap());
+            let native = Layout::durations(NativeConfig::default().with_schema(schema).unwrap());
             let h = ShardedHistogram::new(Boundaries::default(), native);
-            let by_slot = h
-                .by_slot
-                .as_ref()
-                .expect("the default bounds, a slot apart");
+            let by_slot = &h.by_slot;
+            let searched = |v| h.indices(v).1;
             let mut nanos = 1u64;
             while nanos < u64::MAX / 32 {
                 for v in [nanos - 1, nanos, nanos + 1] {
                     let slot = native_slot(&h.native, v);
                     assert_eq!(
                         by_slot.index(slot, v),
-                        h.search.index(v),
+                        searched(v),
                         "{v} ns at schema {schema}"
                     );
                 }
@@ -670,25 +664,26 @@ mod tests {
                 let slot = native_slot(&h.native, v);
                 assert_eq!(
                     by_slot.index(slot, v),
-                    h.search.index(v),
+                    searched(v),
                     "{v} ns at schema {schema}"
                 );
             }
         }
         // At schema 0, 20 and 30 minutes share the slot (2^20, 2^21] ms;
         // bounds a millisecond apart share slots at any schema: searched.
-        let schema_0 = Layout::millis(NativeConfig::default().with_schema(0).unwrap());
-        assert!(ShardedHistogram::new(Boundaries::default(), schema_0)
-            .by_slot
-            .is_none());
+        let schema_0 = Layout::durations(NativeConfig::default().with_schema(0).unwrap());
+        let h = ShardedHistogram::new(Boundaries::default(), schema_0);
+        let twenty_minutes = 20 * 60 * 1_000_000_000;
+        let slot = native_slot(&h.native, twenty_minutes);
+        assert!(h.by_slot.index(slot, twenty_minutes) >= u32::MAX as usize);
         let bounds: Vec<f64> = (1..=40).map(f64::from).collect();
-        assert!(histogram(Boundaries::new(bounds).unwrap())
-            .by_slot
-            .is_none());
+        let h = histogram(Boundaries::new(bounds).unwrap());
+        let slot = native_slot(&h.native, 33_500_000); // (32, 34.9] ms holds 33 and 34
+        assert!(h.by_slot.index(slot, 33_500_000) >= u32::MAX as usize);
     }
 
     #[test]
-    fn shard_layout_spans_several_lines_for_many_buckets() {
+    fn many_buckets_count_as_few_do() {
         let bounds: Vec<f64> = (1..=40).map(f64::from).collect();
         let h = histogram(Boundaries::new(bounds).unwrap());
         for v in 0..=45 {

@@ -15,7 +15,7 @@ use loom::sync::Arc;
 /// native slots (the zero bucket, then 32 to 64 ms at schema 0, where 5000
 /// is clamped too), so that the model stays small.
 fn histogram() -> ShardedHistogram {
-    let native = super::Layout::new(0, 160, 5, 1);
+    let native = super::Layout::scaled(0, 160, 5, 1, 1e6);
     ShardedHistogram::new(
         Boundaries::new(vec![100.0, 1000.0]).expect("valid bounds"),
         native,

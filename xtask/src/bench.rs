@@ -80,9 +80,35 @@ fn build_bins(out: &Path) -> Result<(PathBuf, PathBuf), String> {
     Ok((release, noop_loop))
 }
 
-fn counts(release: &Path, noop_loop: &Path, out: &Path) -> Vec<Count> {
+/// Builds the callgrind loop as an application's plain `cargo build
+/// --release` would (no LTO, the default 16 codegen units), in a target
+/// folder of its own; returns its path.
+fn build_user_loop() -> Result<PathBuf, String> {
+    let dir = target_dir().join("bench-user-build");
+    let mut user = bench_cargo();
+    user.args([
+        "build",
+        "--release",
+        "-p",
+        "gym-bench",
+        "--bin",
+        "callgrind_loop",
+    ])
+    .env("CARGO_PROFILE_RELEASE_LTO", "false")
+    .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16")
+    .env("CARGO_TARGET_DIR", &dir);
+    status("build the callgrind loop as a user's build", user)?;
+    Ok(dir.join("release").join("callgrind_loop"))
+}
+
+fn counts(release: &Path, noop_loop: &Path, user_loop: &Path, out: &Path) -> Vec<Count> {
     let mut counts = Vec::new();
     for (build, program, backend) in [
+        (
+            results::PROM_USER_BUILD,
+            user_loop.to_path_buf(),
+            Some("prom"),
+        ),
         ("nothing installed", release.join("callgrind_loop"), None),
         ("noop backend", noop_loop.to_path_buf(), None),
         (
@@ -101,6 +127,29 @@ fn counts(release: &Path, noop_loop: &Path, out: &Path) -> Vec<Count> {
         }
     }
     counts
+}
+
+/// The rollout record loop timed once in each of [`results::PROCESSES`]
+/// processes of the same binary: a process that settles slower (code or
+/// data placement, aliasing of its shard) shows as spread.
+fn per_process(release: &Path, quick: bool) -> Result<Vec<f64>, String> {
+    let records = if quick { "100000" } else { "20000000" };
+    (0..results::PROCESSES)
+        .map(|_| {
+            let out = Command::new(release.join("callgrind_loop"))
+                .args(["rollout", records, "prom", "time"])
+                .output()
+                .map_err(|e| format!("running callgrind_loop: {e}"))?;
+            let text = String::from_utf8_lossy(&out.stdout);
+            text.trim().parse().map_err(|_| {
+                let err = String::from_utf8_lossy(&out.stderr);
+                format!(
+                    "callgrind_loop printed no time ({}): {text}{err}",
+                    out.status
+                )
+            })
+        })
+        .collect()
 }
 
 fn rss(release: &Path, quick: bool) -> Vec<Rss> {
@@ -194,7 +243,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if let Err(e) = status("benchmarks", benches) {
         eprintln!("bench: {e}");
     }
-    let counts = counts(&release, &noop_loop, &out);
+    let per_process = per_process(&release, quick);
+    let user_loop = build_user_loop()?;
+    let counts = counts(&release, &noop_loop, &user_loop, &out);
     let rss = rss(&release, quick);
     let wrk = scrape_under_wrk(&release);
     let http_wrk = http_wrk::run(
@@ -219,6 +270,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         rss,
         wrk,
         no_alloc,
+        per_process,
         machine: machine::describe(&cpu),
         cpu,
         versions: machine::versions(&workspace_root().join("Cargo.lock")),

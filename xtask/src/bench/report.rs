@@ -106,9 +106,10 @@ fn targets(t: &Template, r: &Results) -> String {
         rows.push(vec![what, measured, verdict.into()]);
     };
     let call = |block: &str, call: &str| t.fill(block, &[("call", call)]);
-    let per_call: [(&str, PerCall); 2] = [
+    let per_call: [(&str, PerCall); 3] = [
         ("target_call_itself", Results::prom_record_per_call),
         ("target_through_facade", Results::prom_per_call),
+        ("target_user_build", Results::user_per_call),
     ];
     for (block, per_call) in per_call {
         for (mode, name) in MODES {
@@ -199,6 +200,8 @@ fn targets(t: &Template, r: &Results) -> String {
         let backend = if prom { "prom" } else { "otel" };
         add(t.fill("target_rss", &[("backend", backend)]), measured, met);
     }
+    let (measured, met) = r.process_spread();
+    add(t.text("target_processes"), measured, met);
     let (alloc, met) = (r.no_alloc.clone().err(), Some(r.no_alloc.is_ok()));
     let measured = alloc.unwrap_or_else(|| t.text("no_alloc_records"));
     add(t.text("target_no_alloc"), measured, met);

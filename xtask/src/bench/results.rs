@@ -9,12 +9,22 @@ use super::wrk::WrkResult;
 /// path the instruction target is about.
 pub const PROM_INSTALLED: &str = "prom installed";
 
+/// The same loop built as an application's `cargo build --release` builds
+/// it (no LTO, 16 codegen units), not with this workspace's fat LTO.
+pub const PROM_USER_BUILD: &str = "prom installed, user build";
+
 /// The start of the name of our facade's rollout record row.
 pub const ROLLOUT: &str = "gym-metrics-prom record_rollout";
 
 /// Our record row, the peer (name and median), the ratio, and the
 /// instructions per cycle our median implies.
 pub type AgainstPeer = (Option<f64>, Option<(String, f64)>, Option<f64>, Option<f64>);
+
+/// How many processes time the same record loop, one figure each.
+pub const PROCESSES: usize = 8;
+
+/// The most the slowest process's record may take over the fastest's.
+pub const MAX_PROCESS_SPREAD: f64 = 1.25;
 
 /// Instruction counts of one callgrind loop.
 #[derive(Debug, Clone)]
@@ -72,6 +82,9 @@ pub struct Results {
     pub wrk: Result<Scrape, String>,
     /// The counting-allocator test's verdict.
     pub no_alloc: Result<(), String>,
+    /// Nanoseconds per rollout record, one figure per process
+    /// ([`PROCESSES`] of them), or why not measured.
+    pub per_process: Result<Vec<f64>, String>,
     /// The machine, one line per fact.
     pub machine: Vec<String>,
     /// The CPU (its clock turns counts and times into instructions per cycle).
@@ -99,9 +112,19 @@ impl Results {
     /// of the empty loop's (the loop counter and the `Duration` argument's
     /// construction stay in: every call site builds one).
     pub fn prom_per_call(&self, mode: &str) -> Option<f64> {
+        self.facade_per_call(PROM_INSTALLED, mode)
+    }
+
+    /// [`Results::prom_per_call`] in a user's build ([`PROM_USER_BUILD`]).
+    pub fn user_per_call(&self, mode: &str) -> Option<f64> {
+        self.facade_per_call(PROM_USER_BUILD, mode)
+    }
+
+    /// Instructions per call of `mode` in `build`, net of its empty loop.
+    fn facade_per_call(&self, build: &str, mode: &str) -> Option<f64> {
         let calls = super::callgrind::CALLS as f64;
-        let loop_ = self.count(PROM_INSTALLED, mode)? as f64;
-        let empty = self.count(PROM_INSTALLED, "empty")? as f64;
+        let loop_ = self.count(build, mode)? as f64;
+        let empty = self.count(build, "empty")? as f64;
         Some((loop_ - empty) / calls)
     }
 
@@ -114,6 +137,23 @@ impl Results {
         let loop_ = self.count(PROM_INSTALLED, mode)? as f64;
         let duration = self.count(PROM_INSTALLED, "duration")? as f64;
         Some((loop_ - duration) / calls)
+    }
+
+    /// The per-process times as the targets' table shows them, and whether
+    /// the slowest stays within [`MAX_PROCESS_SPREAD`] of the fastest.
+    pub fn process_spread(&self) -> (String, Option<bool>) {
+        let times = match &self.per_process {
+            Ok(times) if !times.is_empty() => times,
+            Ok(_) => return ("not measured: no process".into(), None),
+            Err(e) => return (format!("not measured: {e}"), None),
+        };
+        let (low, high) = times
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(l, h), &t| (l.min(t), h.max(t)));
+        let each: Vec<String> = times.iter().map(|t| format!("{t:.2}")).collect();
+        let spread = high / low;
+        let text = format!("{spread:.2}x ({} ns)", each.join(" / "));
+        (text, Some(spread <= MAX_PROCESS_SPREAD))
     }
 
     /// Our rollout record with `threads` against the fastest peer.

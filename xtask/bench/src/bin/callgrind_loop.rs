@@ -9,6 +9,10 @@
 //! which creates its shard, is made before the loop); built with
 //! `--features noop` the no-op backend is installed and every record call
 //! compiles to nothing.
+//!
+//! A fourth argument `time` prints the loop's wall time per call in
+//! nanoseconds: `cargo xtask bench` runs it once per process, several
+//! processes, to show how much a record's time varies between processes.
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -73,7 +77,9 @@ fn main() -> ExitCode {
         None => 1_000_000,
         Some(Ok(n)) => n,
         Some(Err(_)) => {
-            eprintln!("usage: callgrind_loop <empty|duration|rollout|verify|metrics> [N] [prom]");
+            eprintln!(
+                "usage: callgrind_loop <empty|duration|rollout|verify|metrics> [N] [prom] [time]"
+            );
             return ExitCode::from(2);
         }
     };
@@ -116,6 +122,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let started = std::time::Instant::now();
     match args.first().map(String::as_str) {
         Some("empty") => gym_bench_empty_loop(n),
         Some("duration") => gym_bench_duration_loop(n),
@@ -123,9 +130,14 @@ fn main() -> ExitCode {
         Some("rollout") => gym_bench_rollout_loop(n),
         Some("verify") => gym_bench_verify_loop(n),
         _ => {
-            eprintln!("usage: callgrind_loop <empty|duration|rollout|verify|metrics> [N] [prom]");
+            eprintln!(
+                "usage: callgrind_loop <empty|duration|rollout|verify|metrics> [N] [prom] [time]"
+            );
             return ExitCode::from(2);
         }
+    }
+    if args.get(3).map(String::as_str) == Some("time") {
+        println!("{}", started.elapsed().as_nanos() as f64 / n.max(1) as f64);
     }
     ExitCode::SUCCESS
 }

@@ -1,7 +1,7 @@
 //! The report against hand-made results: its sections, tables and verdicts.
 
 use super::*;
-use crate::bench::results::{Count, Rss, Scrape, PROM_INSTALLED};
+use crate::bench::results::{Count, Rss, Scrape, PROM_INSTALLED, PROM_USER_BUILD};
 use crate::bench::wrk::WrkResult;
 use serde_json::json;
 
@@ -22,6 +22,7 @@ fn results(quick: bool, prom: serde_json::Value) -> Results {
         rss: Vec::new(),
         wrk: Err("not run".into()),
         no_alloc: Ok(()),
+        per_process: Ok(vec![3.5, 3.6, 3.55, 3.5, 3.52, 3.58, 3.61, 6.0]),
         machine: Vec::new(),
         cpu: crate::bench::machine::Cpu::parse("model name\t: AMD EPYC\ncpu MHz\t\t: 2450.0\n"),
         versions: Vec::new(),
@@ -160,6 +161,12 @@ fn a_full_report_has_every_section_its_tables_and_a_verdict_per_target() {
         json!({ "threads_1": [record_row("empty loop", 0.36)] }),
     );
     r.counts = prom_counts(40);
+    r.counts
+        .extend([("empty", 4), ("rollout", 64)].map(|(mode, n)| Count {
+            build: PROM_USER_BUILD,
+            mode,
+            instructions: Ok(n * CALLS),
+        }));
     r.counts.push(Count {
         build: "noop backend",
         mode: "empty",
@@ -185,10 +192,12 @@ fn a_full_report_has_every_section_its_tables_and_a_verdict_per_target() {
         "# Benchmarks\n\nWritten by `cargo xtask bench` on now.",
         "## Machine and versions\n\n- CPU: AMD EPYC\n\n| crate | version |\n|---|---|\n| `hyper` | 1.5.0 |\n\n## Targets\n\n| target | measured | verdict |\n|---|---|---|\n",
         "| prom `record_verify` through the facade with the `Duration` built in the loop: ≤ 50 instructions per call (callgrind, release, net of the empty loop) | 49.00 | met |",
+        "no LTO, 16 codegen units), native histograms on, the `Duration` built in the loop: ≤ 50 instructions per call (callgrind, net of the empty loop) | 60.00 | **missed** |",
+        "| prom `record_rollout_duration` timed in 8 processes of the same binary (20,000,000 records each, the release build): the slowest ≤ 1.25x the fastest | 1.71x (3.50 / 3.60 / 3.55 / 3.50 / 3.52 / 3.58 / 3.61 / 6.00 ns) | **missed** |",
         "| `/metrics` throughput ≥ 0.7x the fixed-body hyper server | 0.75x | met |",
         "| HTTP layer: metric work per request ≤ 0.15x the fastest peer middleware's (no I/O) | n/a | not measured |",
         "| prom: resident memory after 10,000,000 records = after 10,000 (≤ 256 KiB growth) | 1000 KiB after 10,000 records, 1100 KiB after 10000000 | met |",
-        "| prom installed | rollout | 44000000 | 44.00 | 40.00 |\n| prom installed | verify | 53000000 | 53.00 | 49.00 |\n| noop backend | empty | not counted: no valgrind | | |\n\n## Scrape",
+        "| prom installed | rollout | 44000000 | 44.00 | 40.00 |\n| prom installed | verify | 53000000 | 53.00 | 49.00 |\n| prom installed, user build | empty | 4000000 | 4.00 | 0.00 |\n| prom installed, user build | rollout | 64000000 | 64.00 | 60.00 |\n| noop backend | empty | not counted: no valgrind | | |\n\n## Scrape",
         "| gym-metrics-prom `/metrics` | 15000 |  |  | 0.75x |\n| fixed body, hyper 1 | 20000 |  |  | 1.00x |\n\nBody: 2100 bytes.",
         "| prom (10000000 records) | 1000 | 1100 | 100 |\n\nAllocations per record: 0 (test passed).",
         "## History",

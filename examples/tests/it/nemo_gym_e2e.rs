@@ -41,7 +41,7 @@ use std::time::Duration;
 use gym_testkit::{require, Sample, TempDir, Tool, VictoriaMetrics};
 use serde_json::Value;
 
-use crate::support::{fast_fleet_args, Fleet};
+use crate::support::{deploy_file, fast_fleet_args, panel_queries, Fleet};
 
 /// The Python driver: `configure ENDPOINT RUN_ID SPAN_GROUPS` prints the
 /// environment Gym's `configure_telemetry_env` leaves (as JSON);
@@ -101,16 +101,6 @@ const RUN_ID: &str = "e2e-run-1";
 const FLEET: &str = "nemo-gym";
 /// The Python process's server name.
 const PYTHON_SERVER: &str = "python_resources";
-
-fn deploy_file(parts: &[&str]) -> PathBuf {
-    let mut path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("deploy");
-    for p in parts {
-        path.push(p);
-    }
-    path
-}
 
 /// The Gym venv's interpreter and the driver written where it can run.
 struct Gym {
@@ -359,30 +349,6 @@ fn expand(expr: &str, rules: &[Rule]) -> String {
     panic!("recording rules nest deeper than 8: {expr}");
 }
 
-/// Every panel query of the dashboard, with its variables filled in.
-fn panel_queries() -> Vec<(String, String)> {
-    let path = deploy_file(&["grafana", "gym-fleet.json"]);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let dash: Value =
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut queries = Vec::new();
-    for p in dash["panels"].as_array().expect("panels") {
-        for panel in std::iter::once(p).chain(p["panels"].as_array().into_iter().flatten()) {
-            for t in panel["targets"].as_array().into_iter().flatten() {
-                let expr = t["expr"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .replace("$__rate_interval", "1m")
-                    .replace("${job}", FLEET)
-                    .replace("$job", FLEET);
-                let title = format!("panel {:?} {}", panel["title"], t["refId"]);
-                queries.push((title, expr));
-            }
-        }
-    }
-    queries
-}
-
 #[test]
 fn our_fleet_and_a_python_gym_server_are_one_fleet_in_victoria_metrics() {
     if gym_testkit::ran_in_child() {
@@ -553,7 +519,7 @@ fn our_fleet_and_a_python_gym_server_are_one_fleet_in_victoria_metrics() {
             )
         })
         .collect();
-    queries.extend(panel_queries().into_iter().map(|(t, e)| (t, e, false)));
+    queries.extend(panel_queries(FLEET).into_iter().map(|(t, e)| (t, e, false)));
     let exports: BTreeMap<&String, BTreeSet<String>> =
         instances.values().map(|i| (i, exported(&vm, i))).collect();
     let mut problems = Vec::new();

@@ -1,10 +1,12 @@
 //! Running the real `gym-fleet` binary from a test: its output, its process
-//! ids, signals, and the `fleet:` summary line; the scenarios both backends pass.
+//! ids, signals, and the `fleet:` summary line; the scenarios both backends
+//! pass; the operator kit's files and the dashboard's queries.
 
 pub mod scenarios;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -180,4 +182,40 @@ pub fn agent_completed(output: &str, agent: &str) -> f64 {
                 .flatten()
         })
         .unwrap_or_else(|| panic!("no summary line for {agent}:\n{summary}"))
+}
+
+/// `deploy/` and `parts` below it: the operator's kit.
+pub fn deploy_file(parts: &[&str]) -> PathBuf {
+    let mut path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("deploy");
+    for p in parts {
+        path.push(p);
+    }
+    path
+}
+
+/// Every panel query of the dashboard, with its variables filled in (`$job`
+/// as `job`, the rate interval as 1m), each with its panel's title.
+pub fn panel_queries(job: &str) -> Vec<(String, String)> {
+    let path = deploy_file(&["grafana", "gym-fleet.json"]);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let dash: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut queries = Vec::new();
+    for p in dash["panels"].as_array().expect("panels") {
+        for panel in std::iter::once(p).chain(p["panels"].as_array().into_iter().flatten()) {
+            for t in panel["targets"].as_array().into_iter().flatten() {
+                let expr = t["expr"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .replace("$__rate_interval", "1m")
+                    .replace("${job}", job)
+                    .replace("$job", job);
+                let title = format!("panel {:?} {}", panel["title"], t["refId"]);
+                queries.push((title, expr));
+            }
+        }
+    }
+    queries
 }

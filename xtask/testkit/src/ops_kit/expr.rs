@@ -50,7 +50,9 @@ pub(crate) fn compare(v: f64, op: &str, threshold: f64) -> bool {
 }
 
 /// Names in `expr` that look like ours (`gym_` in them, or `target_info`) but are not in
-/// `known`. A typo in a branch that returns nothing would pass unseen otherwise.
+/// `known`. A typo in a branch that returns nothing would pass unseen otherwise. A
+/// histogram's own name (its native series) counts as known where its `_bucket` is: a
+/// Prometheus without native histograms holds only the classic series.
 pub(crate) fn unknown_names(expr: &str, known: &BTreeSet<String>) -> Vec<String> {
     // Blank out quoted strings (label values).
     let mut unquoted = String::new();
@@ -65,6 +67,7 @@ pub(crate) fn unknown_names(expr: &str, known: &BTreeSet<String>) -> Vec<String>
     unquoted
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
         .filter(|t| (t.contains("gym_") || *t == "target_info") && !known.contains(*t))
+        .filter(|t| !known.contains(&format!("{t}_bucket")))
         .map(str::to_string)
         .collect()
 }
@@ -161,9 +164,15 @@ mod tests {
     fn unknown_names_finds_a_typo_but_not_label_values_or_known_names() {
         let known = set(&[
             "gym_verify_completed_total",
+            "gym_verify_duration_ms_milliseconds_bucket",
             "nemo_gym_server_name",
             "target_info",
         ]);
+        let native = "rate(gym_verify_duration_ms_milliseconds[1m]) or rate(gym_verify_duration_ms_millisecond[1m])";
+        assert_eq!(
+            unknown_names(native, &known),
+            ["gym_verify_duration_ms_millisecond"]
+        );
         assert_eq!(
             unknown_names(
                 "sum(gym_verify_completed_totl{a=\"gym_x\"}) * on (job) group_left (nemo_gym_server_name) target_info",

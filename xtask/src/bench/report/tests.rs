@@ -193,7 +193,7 @@ fn a_full_report_has_every_section_its_tables_and_a_verdict_per_target() {
         "## Machine and versions\n\n- CPU: AMD EPYC\n\n| crate | version |\n|---|---|\n| `hyper` | 1.5.0 |\n\n## Targets\n\n| target | measured | verdict |\n|---|---|---|\n",
         "| prom `record_verify` through the facade with the `Duration` built in the loop: ≤ 50 instructions per call (callgrind, release, net of the empty loop) | 49.00 | met |",
         "no LTO, 16 codegen units), native histograms on, the `Duration` built in the loop: ≤ 50 instructions per call (callgrind, net of the empty loop) | 60.00 | **missed** |",
-        "| prom `record_rollout_duration` timed in 8 processes of the same binary (20,000,000 records each, the release build): the slowest ≤ 1.25x the fastest | 1.71x (3.50 / 3.60 / 3.55 / 3.50 / 3.52 / 3.58 / 3.61 / 6.00 ns) | **missed** |",
+        "| prom `record_rollout_duration` timed in 8 processes of the same binary (each its fastest of 5 runs of 20,000,000 records, the release build): the slowest process ≤ 1.25x the fastest | 1.71x (3.50 / 3.60 / 3.55 / 3.50 / 3.52 / 3.58 / 3.61 / 6.00 ns) | **missed** |",
         "| `/metrics` throughput ≥ 0.7x the fixed-body hyper server | 0.75x | met |",
         "| HTTP layer: metric work per request ≤ 0.15x the fastest peer middleware's (no I/O) | n/a | not measured |",
         "| prom: resident memory after 10,000,000 records = after 10,000 (≤ 256 KiB growth) | 1000 KiB after 10,000 records, 1100 KiB after 10000000 | met |",

@@ -66,6 +66,12 @@
 //! That is at most 10 × (routes + 1) × (statuses seen + 1) × 2 series.
 //! Nothing installed costs one atomic load and a branch per request; the
 //! no-op backend costs nothing at all.
+//!
+//! The `trace-context` feature (off by default; it turns `tower` on) makes
+//! the layer run each request in the caller's W3C trace context, read from
+//! `traceparent` and `tracestate`. A timer started in the handler then takes
+//! the caller's trace as its exemplar. It pulls the `opentelemetry` API
+//! crate only.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]

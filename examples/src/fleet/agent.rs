@@ -126,7 +126,8 @@ fn task_id(agent: u64, worker: u64, sequence: u64) -> u64 {
 /// One rollout: generation, then verification; timed as a whole, its timer
 /// started in the rollout's span.
 async fn rollout(shared: &Shared, rng: &mut Rng, task_id: u64) {
-    let _rollout = spans::rollout(task_id);
+    let timed = spans::rollout(task_id);
+    let traceparent = spans::traceparent(&timed);
     let started = Instant::now();
     let generation = rng.delay(shared.cfg.simulation.generate_ms);
     let answer = rng.next_u64() % 100;
@@ -136,7 +137,7 @@ async fn rollout(shared: &Shared, rng: &mut Rng, task_id: u64) {
         task_id,
         answer: answer.to_string(),
     };
-    let passed = match client::verify(target, &task, CALL_TIMEOUT).await {
+    let passed = match client::verify(target, &task, traceparent.as_deref(), CALL_TIMEOUT).await {
         Ok(passed) => {
             shared.tally.record_call(true);
             passed

@@ -30,13 +30,19 @@ impl std::fmt::Display for CallError {
     }
 }
 
-/// Sends `task` to `POST http://{addr}/verify`; `Ok(passed)` on a verdict.
+/// Sends `task` to `POST http://{addr}/verify`, with `traceparent` (the
+/// rollout's span) as its header if given; `Ok(passed)` on a verdict.
 ///
 /// # Errors
 /// [`CallError::Unanswered`] when no response arrived within `timeout`,
 /// [`CallError::NoVerdict`] when the response carried no verdict.
-pub async fn verify(addr: SocketAddr, task: &Task, timeout: Duration) -> Result<bool, CallError> {
-    let (status, body) = match tokio::time::timeout(timeout, post(addr, task)).await {
+pub async fn verify(
+    addr: SocketAddr,
+    task: &Task,
+    traceparent: Option<&str>,
+    timeout: Duration,
+) -> Result<bool, CallError> {
+    let (status, body) = match tokio::time::timeout(timeout, post(addr, task, traceparent)).await {
         Ok(Ok(answer)) => answer,
         Ok(Err(e)) => return Err(CallError::Unanswered(e)),
         Err(_) => {
@@ -56,15 +62,19 @@ pub async fn verify(addr: SocketAddr, task: &Task, timeout: Duration) -> Result<
 async fn post(
     addr: SocketAddr,
     task: &Task,
+    traceparent: Option<&str>,
 ) -> Result<(StatusCode, Bytes), Box<dyn Error + Send + Sync>> {
     let stream = TcpStream::connect(addr).await?;
     let (mut sender, connection) =
         hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
     let driver = tokio::spawn(connection);
-    let request = Request::post("/verify")
+    let mut request = Request::post("/verify")
         .header(hyper::header::HOST, addr.to_string())
-        .header(hyper::header::CONTENT_TYPE, "application/json")
-        .body(Full::new(Bytes::from(serde_json::to_vec(task)?)))?;
+        .header(hyper::header::CONTENT_TYPE, "application/json");
+    if let Some(traceparent) = traceparent {
+        request = request.header("traceparent", traceparent);
+    }
+    let request = request.body(Full::new(Bytes::from(serde_json::to_vec(task)?)))?;
     let response = sender.send_request(request).await?;
     let status = response.status();
     let body = response.into_body().collect().await?.to_bytes();

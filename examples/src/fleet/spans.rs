@@ -4,12 +4,15 @@
 //! span makes its OpenTelemetry context current, so a `RolloutTimer`
 //! started inside it takes the span's trace id as its exemplar (on prom),
 //! and the agent logs that id at debug level for an exemplar to lead to.
-//! The noop build times its rollouts with no span.
+//! The agent sends the span as the W3C `traceparent` of its `/verify` call;
+//! the resources server's layer makes it current there, so verifications
+//! carry the rollout's trace too. The noop build times its rollouts with no
+//! span.
 
 use gym_metrics_api::RolloutTimer;
 
 #[cfg(feature = "spans")]
-pub use with_spans::{install, rollout};
+pub use with_spans::{install, rollout, traceparent};
 
 /// What [`install`] returns without spans: nothing to keep.
 #[cfg(not(feature = "spans"))]
@@ -25,6 +28,12 @@ pub fn install() -> NoSpans {
 #[cfg(not(feature = "spans"))]
 pub fn rollout(_task_id: u64) -> RolloutTimer {
     RolloutTimer::start()
+}
+
+/// No `traceparent` without spans.
+#[cfg(not(feature = "spans"))]
+pub fn traceparent(_rollout: &RolloutTimer) -> Option<String> {
+    None
 }
 
 #[cfg(feature = "spans")]
@@ -66,5 +75,16 @@ mod with_spans {
             }
         }
         (span, timer)
+    }
+
+    /// The rollout's span as a W3C `traceparent` header value, if it has
+    /// a valid one.
+    pub fn traceparent(rollout: &(tracing::Span, RolloutTimer)) -> Option<String> {
+        let context = rollout.0.context();
+        let span_ref = context.span();
+        let ids = span_ref.span_context();
+        let flags = ids.trace_flags().to_u8();
+        ids.is_valid()
+            .then(|| format!("00-{}-{}-{flags:02x}", ids.trace_id(), ids.span_id()))
     }
 }

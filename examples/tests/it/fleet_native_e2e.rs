@@ -3,14 +3,17 @@
 //! and exemplar storage on (and `scrape_classic_histograms`): every
 //! histogram family of every process is stored native and classic, a
 //! quantile answers over both, and the agents' rollout exemplars carry
-//! trace ids the agents logged.
+//! trace ids the agents logged. The dashboard's latency panels answer from
+//! the native histograms alone. A second Prometheus with exemplar storage
+//! alone scrapes OpenMetrics text and stores exemplars the agents logged
+//! too.
 #![cfg(all(feature = "prom", not(feature = "noop")))]
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use crate::support::{send_signal, Fleet};
-use gym_testkit::{free_port_block, require, Prometheus, Tool};
+use crate::support::{panel_queries, send_signal, Fleet};
+use gym_testkit::{free_port_block, require, Prometheus, Sample, Tool};
 
 const SERVERS: usize = 2;
 const AGENTS: usize = 1;
@@ -63,6 +66,8 @@ fn prometheus_stores_native_histograms_and_exemplars_of_the_whole_fleet() {
     let prometheus =
         Prometheus::start_with_features(&config, &["native-histograms", "exemplar-storage"])
             .unwrap();
+    // Without native histograms, Prometheus asks for OpenMetrics text.
+    let text_only = Prometheus::start_with_features(&config, &["exemplar-storage"]).unwrap();
 
     // Native and classic, for every histogram family of every process.
     for (family, processes) in [
@@ -83,6 +88,18 @@ fn prometheus_stores_native_histograms_and_exemplars_of_the_whole_fleet() {
             processes,
             &fleet,
         );
+    }
+    // The dashboard's latency panels read the native histograms: with the
+    // classic buckets' names made absent, every one still answers.
+    for (title, expr) in panel_queries("gym") {
+        if !expr.contains("histogram_quantile") {
+            continue;
+        }
+        let native_only = expr.replace("_bucket{", "_bucket_absent{");
+        let answered = |s: &[Sample]| !s.is_empty() && s.iter().all(|s| s.value.is_finite());
+        if let Err(e) = prometheus.wait_for(&native_only, WAIT, answered) {
+            panic!("{title}: {e}\n{}", prometheus.log_tail());
+        }
     }
     let rollout = "gym_rollout_duration_ms_milliseconds";
     for q in [
@@ -107,31 +124,45 @@ fn prometheus_stores_native_histograms_and_exemplars_of_the_whole_fleet() {
         prometheus.log_tail()
     );
 
-    // The exemplars lead to rollouts the agent logged.
-    let deadline = Instant::now() + WAIT;
-    let stored = loop {
-        let ids: BTreeSet<String> = prometheus
-            .exemplar_trace_ids(rollout)
-            .unwrap()
-            .into_iter()
+    // The exemplars lead to rollouts the agent logged, from protobuf and
+    // from OpenMetrics text alike: the agents' own, and the servers'
+    // verifications, which run in the trace the agent's `traceparent` named.
+    // Text carries them on the classic buckets, protobuf on the native
+    // histogram too.
+    let verify = "gym_verify_duration_ms_milliseconds";
+    let checks = [("protobuf", &prometheus), ("text", &text_only)];
+    for ((format, prometheus), family) in
+        checks.into_iter().flat_map(|c| [(c, rollout), (c, verify)])
+    {
+        let deadline = Instant::now() + WAIT;
+        let stored = loop {
+            let ids: BTreeSet<String> = prometheus
+                .exemplar_trace_ids(&format!(r#"{{__name__=~"{family}(_bucket)?"}}"#))
+                .unwrap()
+                .into_iter()
+                .collect();
+            if ids.len() >= 3 || Instant::now() > deadline {
+                break ids;
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        };
+        let output = fleet.output();
+        let logged: BTreeSet<&str> = output
+            .lines()
+            .filter_map(|l| l.split_once(" is trace ").map(|(_, id)| id.trim()))
             .collect();
-        if ids.len() >= 3 || Instant::now() > deadline {
-            break ids;
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    };
-    let output = fleet.output();
-    let logged: BTreeSet<&str> = output
-        .lines()
-        .filter_map(|l| l.split_once(" is trace ").map(|(_, id)| id.trim()))
-        .collect();
-    assert!(stored.len() >= 3, "{stored:?}\n{}", prometheus.log_tail());
-    for id in &stored {
         assert!(
-            logged.contains(id.as_str()),
-            "{id} was never logged; logged: {}",
-            logged.len()
+            stored.len() >= 3,
+            "{format} {family}: {stored:?}\n{}",
+            prometheus.log_tail()
         );
+        for id in &stored {
+            assert!(
+                logged.contains(id.as_str()),
+                "{format} {family}: {id} was never logged; logged: {}",
+                logged.len()
+            );
+        }
     }
     // Done: the fleet stops as on Ctrl-C, well before its --duration.
     let mut fleet = fleet;

@@ -21,6 +21,8 @@ mod status;
 mod timer;
 #[cfg(feature = "tower")]
 mod tower_layer;
+#[cfg(feature = "tower")]
+mod trace_context;
 
 pub use method::HttpMethod;
 pub use request::HttpServerRequest;

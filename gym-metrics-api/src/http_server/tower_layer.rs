@@ -1,5 +1,6 @@
 //! The tower layer (feature `tower`): times every request through the
-//! wrapped service into `http.server.request.duration`.
+//! wrapped service into `http.server.request.duration`, and (feature
+//! `trace-context`) runs the service in the caller's W3C trace context.
 //!
 //! A plain hyper 1 server uses it too: `hyper_util::service::TowerToHyperService`
 //! turns the layered tower service into a hyper one, so this crate never
@@ -14,6 +15,7 @@ use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
+use super::trace_context::{enter, extract, Remote};
 use super::{HttpMethod, HttpServerRequestTimer, RouteTable, UrlScheme};
 use crate::facade::group_enabled;
 use crate::Group;
@@ -27,6 +29,11 @@ use crate::Group;
 /// no status and `error.type` `_OTHER`. With no backend installed the layer
 /// reads no clock and matches no route; under the `off` feature it compiles
 /// to a plain call of the inner service.
+///
+/// With the feature `trace-context`, a request's valid W3C `traceparent`
+/// (and `tracestate`) is made the current OpenTelemetry context while the
+/// inner service is called and polled: a `VerifyTimer` started in the
+/// handler then takes the caller's trace as its exemplar.
 ///
 /// ```
 /// use gym_metrics_api::{HttpServerMetricsLayer, RouteTable};
@@ -127,6 +134,8 @@ where
     }
 
     fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
+        let remote = extract(request.headers());
+        let _entered = enter(&remote);
         let timer = group_enabled(Group::Server).then(|| {
             HttpServerRequestTimer::start(
                 HttpMethod::from(request.method()),
@@ -137,13 +146,15 @@ where
         HttpServerMetricsFuture {
             inner: self.inner.call(request),
             timer,
+            remote,
         }
     }
 }
 
 pin_project! {
-    /// The response future of [`HttpServerMetrics`]: the inner future, and
-    /// the request's timer (none when nothing is installed).
+    /// The response future of [`HttpServerMetrics`]: the inner future, the
+    /// request's timer (none when nothing is installed), and the caller's
+    /// trace context (feature `trace-context`).
     ///
     /// ```
     /// use gym_metrics_api::{HttpServerMetricsFuture, HttpServerMetricsLayer, RouteTable};
@@ -158,6 +169,7 @@ pin_project! {
         #[pin]
         inner: F,
         timer: Option<HttpServerRequestTimer>,
+        remote: Remote,
     }
 }
 
@@ -169,6 +181,7 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
+        let _entered = enter(this.remote);
         let output = std::task::ready!(this.inner.poll(cx));
         if let Some(timer) = this.timer.take() {
             match &output {

@@ -54,21 +54,26 @@ fn status(what: &str, mut cmd: Command) -> Result<(), String> {
     }
 }
 
-/// Builds the helper binaries; returns `(normal dir, path of the noop callgrind loop)`.
-fn build_bins(out: &Path) -> Result<(PathBuf, PathBuf), String> {
-    // The noop build first: it turns on gym-metrics-api/off, so its binary is
-    // copied away before the normal build overwrites it.
-    let mut noop = bench_cargo();
-    noop.args([
+/// The release build of the callgrind loop alone.
+fn loop_build() -> Command {
+    let mut cmd = bench_cargo();
+    cmd.args([
         "build",
         "--release",
         "-p",
         "gym-bench",
         "--bin",
         "callgrind_loop",
-        "--features",
-        "noop",
     ]);
+    cmd
+}
+
+/// Builds the helper binaries; returns `(normal dir, path of the noop callgrind loop)`.
+fn build_bins(out: &Path) -> Result<(PathBuf, PathBuf), String> {
+    // The noop build first: it turns on gym-metrics-api/off, so its binary is
+    // copied away before the normal build overwrites it.
+    let mut noop = loop_build();
+    noop.args(["--features", "noop"]);
     status("build the noop callgrind loop", noop)?;
     let release = target_dir().join("release");
     let noop_loop = out.join("callgrind_loop_noop");
@@ -85,18 +90,10 @@ fn build_bins(out: &Path) -> Result<(PathBuf, PathBuf), String> {
 /// folder of its own; returns its path.
 fn build_user_loop() -> Result<PathBuf, String> {
     let dir = target_dir().join("bench-user-build");
-    let mut user = bench_cargo();
-    user.args([
-        "build",
-        "--release",
-        "-p",
-        "gym-bench",
-        "--bin",
-        "callgrind_loop",
-    ])
-    .env("CARGO_PROFILE_RELEASE_LTO", "false")
-    .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16")
-    .env("CARGO_TARGET_DIR", &dir);
+    let mut user = loop_build();
+    user.env("CARGO_PROFILE_RELEASE_LTO", "false")
+        .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16")
+        .env("CARGO_TARGET_DIR", &dir);
     status("build the callgrind loop as a user's build", user)?;
     Ok(dir.join("release").join("callgrind_loop"))
 }

@@ -1,10 +1,10 @@
 //! A histogram whose hot path touches only memory owned by the recording thread.
 //!
-//! Each recording thread owns a shard: the bucket counts, the native
-//! histogram's counts (`native.rs`), the sum and a count of successes (for
-//! verifications), laid out on cache lines of its own. A record is three
-//! relaxed load/store pairs, four with a success (no read-modify-write, no
-//! lock, no shared line); a scrape sums the shards.
+//! Each recording thread owns a shard: a 128-byte line with the sum and a
+//! count of successes (for verifications), and an array of its native
+//! histogram's counts (`native.rs`) followed by its bucket counts. A record
+//! is three relaxed load/store pairs, four with a success (no
+//! read-modify-write, no lock); a scrape sums the shards.
 //! Durations are kept in whole nanoseconds (integer adds, exact sums; a
 //! scrape reports the sum in milliseconds); a shard whose sum would pass
 //! `u64::MAX` nanoseconds (584 years) carries it into a float, so nothing

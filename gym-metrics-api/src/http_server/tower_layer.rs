@@ -30,9 +30,9 @@ use crate::Group;
 /// reads no clock and matches no route; under the `off` feature it compiles
 /// to a plain call of the inner service.
 ///
-/// With the feature `trace-context`, a request's valid W3C `traceparent`
-/// (and `tracestate`) is made the current OpenTelemetry context while the
-/// inner service is called and polled: a `VerifyTimer` started in the
+/// With the feature `trace-context` and a backend installed, a request's
+/// valid W3C `traceparent` (and `tracestate`) is made the current
+/// OpenTelemetry context while the inner service is called and polled: a `VerifyTimer` started in the
 /// handler then takes the caller's trace as its exemplar.
 ///
 /// ```

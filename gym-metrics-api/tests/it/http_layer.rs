@@ -121,3 +121,36 @@ fn every_request_is_recorded_with_bounded_attributes() {
         .iter()
         .all(|r| r.duration_s() >= 0.0 && r.duration_s() < 5.0));
 }
+
+/// With `trace-context`, the service runs in the caller's trace once a
+/// backend is installed; before, no header is read.
+#[cfg(feature = "trace-context")]
+#[test]
+fn the_layer_runs_the_service_in_the_callers_trace_once_installed() {
+    use opentelemetry::trace::TraceContextExt;
+    if gym_testkit::ran_in_child() {
+        return;
+    }
+    let mut service = HttpServerMetricsLayer::new(RouteTable::default()).layer(service_fn(
+        |_: http::Request<()>| async {
+            let current = opentelemetry::Context::current();
+            let trace_id = current.span().span_context().trace_id().to_string();
+            Ok::<_, std::convert::Infallible>(http::Response::new(trace_id))
+        },
+    ));
+    let mut answer = || {
+        let traced = http::Request::builder().header(
+            "traceparent",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        );
+        block_on(service.call(traced.body(()).unwrap()))
+            .unwrap()
+            .into_body()
+    };
+    let invalid = opentelemetry::trace::TraceId::INVALID.to_string();
+    assert_eq!(answer(), invalid, "nothing installed: no header read");
+    let _ = install(Capture(Role::server("s-0", "resources")));
+    assert_eq!(answer(), "4bf92f3577b34da6a3ce929d0e0e4736");
+    let untraced = block_on(service.call(http::Request::new(()))).unwrap();
+    assert_eq!(untraced.into_body(), invalid);
+}

@@ -114,7 +114,7 @@ impl ShardedHistogram {
         Self {
             by_slot: SlotBuckets::new(&bounds, native.slots(), slot, native.slots()),
             search: BucketSearch::new(&bounds),
-            exited: Shard::new(native.slots() + bounds.len() + 1),
+            exited: Shard::new(shard_len(&native, &boundaries)),
             exemplars: Exemplars::new(boundaries.as_slice().len() + 1),
             native,
             boundaries,
@@ -221,8 +221,8 @@ impl ShardedHistogram {
     /// The calling thread's shard, created if need be; `None` for a thread
     /// whose thread-local storage is torn down.
     fn shard(&self) -> Option<&Shard> {
-        let counts = self.native.slots() + self.boundaries.as_slice().len() + 1;
-        self.shards.get_or(|| Shard::new(counts))
+        let len = shard_len(&self.native, &self.boundaries);
+        self.shards.get_or(|| Shard::new(len))
     }
 
     /// The hot path makes no call that returns to it (every other path is a
@@ -402,6 +402,12 @@ impl ShardedHistogram {
             exemplars: self.exemplars.read(),
         }
     }
+}
+
+/// How many counts a shard keeps: one per native slot of `native`, then
+/// one per bucket of `boundaries` (`+Inf` last).
+fn shard_len(native: &Layout, boundaries: &Boundaries) -> usize {
+    native.slots() + boundaries.as_slice().len() + 1
 }
 
 /// The native slot of `nanos` in `layout` (a [`Layout::durations`]).

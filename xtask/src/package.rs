@@ -48,9 +48,7 @@ fn forget_unpacked() -> Result<(), String> {
             continue;
         }
         for krate in LIBRARY_CRATES {
-            let unpacked = registry
-                .path()
-                .join(format!("{krate}-{}", env!("CARGO_PKG_VERSION")));
+            let unpacked = registry.path().join(packaged(krate));
             if unpacked.exists() {
                 std::fs::remove_dir_all(&unpacked)
                     .map_err(|e| format!("{}: {e}", unpacked.display()))?;
@@ -58,6 +56,11 @@ fn forget_unpacked() -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The folder a crate's package unpacks to: `name-version`.
+fn packaged(krate: &str) -> String {
+    format!("{krate}-{}", env!("CARGO_PKG_VERSION"))
 }
 
 /// `cargo package` of the five crates at once: cargo packs them in
@@ -165,8 +168,8 @@ fn consumer_args(root: &str, packages: &str, backend: &str) -> Vec<String> {
     for krate in LIBRARY_CRATES {
         args.push("--config".into());
         args.push(format!(
-            "patch.crates-io.{krate}.path=\"{packages}/{krate}-{}\"",
-            env!("CARGO_PKG_VERSION")
+            "patch.crates-io.{krate}.path=\"{packages}/{}\"",
+            packaged(krate)
         ));
     }
     args

@@ -38,7 +38,7 @@ pub fn traceparent(_rollout: &RolloutTimer) -> Option<String> {
 
 #[cfg(feature = "spans")]
 mod with_spans {
-    use opentelemetry::trace::{TraceContextExt, TracerProvider};
+    use opentelemetry::trace::{SpanContext, TraceContextExt, TracerProvider};
     use opentelemetry_sdk::trace::SdkTracerProvider;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
     use tracing_subscriber::layer::SubscriberExt;
@@ -66,10 +66,7 @@ mod with_spans {
         let span = tracing::info_span!("gym.rollout", task_id);
         let timer = span.in_scope(RolloutTimer::start);
         if log::log_enabled!(target: LOG_TARGET, log::Level::Debug) {
-            let context = span.context();
-            let span_ref = context.span();
-            let ids = span_ref.span_context();
-            if ids.is_valid() {
+            if let Some(ids) = ids(&span) {
                 let trace_id = ids.trace_id();
                 log::debug!(target: LOG_TARGET, "rollout {task_id:#x} is trace {trace_id}");
             }
@@ -80,11 +77,18 @@ mod with_spans {
     /// The rollout's span as a W3C `traceparent` header value, if it has
     /// a valid one.
     pub fn traceparent(rollout: &(tracing::Span, RolloutTimer)) -> Option<String> {
-        let context = rollout.0.context();
-        let span_ref = context.span();
-        let ids = span_ref.span_context();
+        let ids = ids(&rollout.0)?;
         let flags = ids.trace_flags().to_u8();
-        ids.is_valid()
-            .then(|| format!("00-{}-{}-{flags:02x}", ids.trace_id(), ids.span_id()))
+        Some(format!(
+            "00-{}-{}-{flags:02x}",
+            ids.trace_id(),
+            ids.span_id()
+        ))
+    }
+
+    /// The OpenTelemetry ids of `span`, if valid.
+    fn ids(span: &tracing::Span) -> Option<SpanContext> {
+        let ids = span.context().span().span_context().clone();
+        ids.is_valid().then_some(ids)
     }
 }

@@ -126,8 +126,8 @@ fn counts(release: &Path, noop_loop: &Path, user_loop: &Path, out: &Path) -> Vec
     counts
 }
 
-/// The rollout record loop timed once in each of [`results::PROCESSES`]
-/// processes of the same binary: a process that settles slower (code or
+/// The rollout record loop timed in each of [`results::PROCESSES`]
+/// processes of the same binary (each its fastest run): a process that settles slower (code or
 /// data placement, aliasing of its shard) shows as spread.
 fn per_process(release: &Path, quick: bool) -> Result<Vec<f64>, String> {
     let records = if quick { "100000" } else { "20000000" };

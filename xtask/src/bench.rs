@@ -260,6 +260,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         record_prom: Doc::load(&out, "record_prom"),
         record_otel: Doc::load(&out, "record_otel"),
         scrape: Doc::load(&out, "scrape"),
+        quantiles: Doc::load(&out, "quantiles"),
         otel_export: Doc::load(&out, "otel_export"),
         http_layer: Doc::load(&out, "http_layer"),
         http_wrk,

@@ -196,12 +196,7 @@ fn prometheus_with_native_histograms_stores_native_and_classic_series() {
     gym_metrics_api::record_verify(Duration::from_millis(250), true);
     gym_metrics_api::record_http_server_request(&verify_request());
 
-    let config = format!(
-        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: gym\n    \
-         scrape_classic_histograms: true\n    static_configs:\n      - targets: ['{}']\n",
-        guard.local_addr()
-    );
-    let prometheus = Prometheus::start_with_features(&config, &["native-histograms"]).unwrap();
+    let prometheus = Prometheus::start_native(&guard.local_addr().to_string()).unwrap();
     let rollout = "gym_rollout_duration_ms_milliseconds";
     prometheus
         .wait_for(

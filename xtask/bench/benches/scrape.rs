@@ -1,7 +1,8 @@
-//! Scrape: the render cost of our exposition beside `prometheus`'s
-//! `TextEncoder` and `prometheus-client`'s encoder for the same families,
-//! and the record cost while a scraper renders continuously (with every
-//! scrape checked: `_count` equals the `+Inf` bucket).
+//! Scrape: the render cost of our exposition (text 0.0.4, OpenMetrics and
+//! protobuf) beside `prometheus`'s `TextEncoder` and `prometheus-client`'s
+//! encoder for the same families, and the record cost while a scraper
+//! renders continuously (with every scrape checked: `_count` equals the
+//! `+Inf` bucket).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -59,6 +60,8 @@ fn render_cost(mode: Mode, c: &mut Criterion, out: &mut Output) {
     };
     let sizes = json!({
         "gym-metrics-prom": ours.len(),
+        "gym-metrics-prom OpenMetrics": handle.render_openmetrics().len(),
+        "gym-metrics-prom protobuf": handle.render_protobuf().len(),
         "prometheus": render_prometheus().len(),
         "prometheus-client": render_client().len(),
     });
@@ -66,6 +69,13 @@ fn render_cost(mode: Mode, c: &mut Criterion, out: &mut Output) {
     t.run_with("gym-metrics-prom PrometheusHandle::render", |b| {
         b.iter(|| handle.render())
     });
+    t.run_with("gym-metrics-prom render_openmetrics", |b| {
+        b.iter(|| handle.render_openmetrics())
+    });
+    t.run_with(
+        "gym-metrics-prom render_protobuf (classic and native)",
+        |b| b.iter(|| handle.render_protobuf()),
+    );
     t.run_with("prometheus 0.14 gather + TextEncoder", |b| {
         b.iter(render_prometheus)
     });

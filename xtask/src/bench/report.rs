@@ -196,9 +196,11 @@ fn targets(t: &Template, r: &Results) -> String {
             }
             Err(e) => (e.clone(), None),
         };
-        let prom = rss.backend == "prom";
-        let backend = if prom { "prom" } else { "otel" };
-        add(t.fill("target_rss", &[("backend", backend)]), measured, met);
+        add(
+            t.fill("target_rss", &[("backend", rss.backend)]),
+            measured,
+            met,
+        );
     }
     let (measured, met) = r.process_spread();
     add(t.text("target_processes"), measured, met);
@@ -307,6 +309,23 @@ fn times(
     table(t.fill(header, &[("reference", named)]), rows)
 }
 
+/// One row of the quantile table: exact, native and classic, and how far
+/// each estimate is from the exact quantile.
+fn quantile_row(row: &serde_json::Value) -> Vec<String> {
+    let g = |k: &str| row.get(k).and_then(serde_json::Value::as_f64);
+    let off = |k| ratio(g(k), g("exact")).map(|q| 100.0 * (q - 1.0));
+    let error = |k| fmt(off(k), 1, " %", "–");
+    let [exact, native, classic] = ["exact", "native", "classic"].map(|k| dash(g(k), 2));
+    let name = row.get("distribution").and_then(|d| d.as_str());
+    let (name, q) = (name.unwrap_or("–"), dash(g("q").map(|q| 100.0 * q), 0));
+    let estimates = [native, error("native"), classic, error("classic")];
+    [
+        vec![name.into(), format!("p{q}"), exact],
+        estimates.to_vec(),
+    ]
+    .concat()
+}
+
 /// The History section: its prose, and the history file as a table, one row
 /// per run, machines side by side.
 fn history(t: &Template, history: &[serde_json::Value]) -> String {
@@ -385,9 +404,9 @@ pub fn markdown(r: &Results) -> String {
         let to = r.scrape.median("render", "prometheus-client");
         let to = to.map(|c| ("prometheus-client", c));
         p.push(times(t, &rows, None, to, None));
-        let bytes = |k: &str| r.scrape.num(&format!("/render_bytes/{k}"));
-        let renderers = ["gym-metrics-prom", "prometheus", "prometheus-client"];
-        let sizes = renderers.map(|k| (k, bytes(k).unwrap_or(f64::NAN).to_string()));
+        let sizes = r.scrape.at("/render_bytes").and_then(|v| v.as_object());
+        let sizes = sizes.into_iter().flatten();
+        let sizes: Vec<_> = sizes.map(|(k, v)| (k.as_str(), v.to_string())).collect();
         p.push(format!("\n{}", t.fill("render_sizes", &sizes)));
     }
     if r.scrape.at("/record_while_scraping").is_some() {
@@ -419,6 +438,12 @@ pub fn markdown(r: &Results) -> String {
         format!("{}\n\n{body}", table(t.text("table_wrk"), rows))
     });
     p.push(wrk.unwrap_or_else(|e| not_measured(e)));
+    let values = [("values", dash(r.quantiles.num("/values"), 0))];
+    p.push(section(t.fill("quantiles", &values)));
+    p.extend(r.quantiles.error().map(not_measured).map(section));
+    let rows = r.quantiles.at("/rows").and_then(|v| v.as_array());
+    let rows = rows.into_iter().flatten().map(quantile_row);
+    p.push(table(t.text("table_quantiles"), rows));
 
     p.push(section(t.text("otel_export")));
     p.extend(r.otel_export.error().map(not_measured).map(section));

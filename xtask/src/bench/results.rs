@@ -68,6 +68,8 @@ pub struct Results {
     pub record_otel: Doc,
     /// `scrape.json`.
     pub scrape: Doc,
+    /// `quantiles.json`: Prometheus' quantile estimates beside the exact ones.
+    pub quantiles: Doc,
     /// `otel_export.json`.
     pub otel_export: Doc,
     /// `http_layer.json`: one request through each HTTP middleware, no I/O.

@@ -43,6 +43,18 @@ impl Prometheus {
         Self::start_in_mode(config_yaml, Mode::Server, features)
     }
 
+    /// Prometheus with native histograms on (so it asks for protobuf),
+    /// scraping `target` (`"127.0.0.1:port"`, job `gym`) every second and
+    /// keeping each histogram's classic buckets beside its native one
+    /// (`scrape_classic_histograms`).
+    pub fn start_native(target: &str) -> Result<Self, String> {
+        let config = format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: gym\n    \
+             scrape_classic_histograms: true\n    static_configs:\n      - targets: ['{target}']\n"
+        );
+        Self::start_with_features(&config, &["native-histograms"])
+    }
+
     /// Like [`Prometheus::start_with_config`], in agent mode
     /// (`--enable-feature=agent`): it scrapes and remote-writes, keeps no
     /// queryable storage; [`Prometheus::targets_json`] still answers.

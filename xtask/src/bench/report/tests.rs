@@ -13,6 +13,7 @@ fn results(quick: bool, prom: serde_json::Value) -> Results {
         scrape: Doc(Ok(json!({
             "record_while_scraping": {"scrapes": 3, "scrapes_while_timed": 2, "inconsistent_scrapes": 0}
         }))),
+        quantiles: Doc(Err("not run".into())),
         otel_export: Doc(Ok(json!({
             "export": {"gym-metrics-otel": {"exports": 2, "bytes_per_export": 1388.0}}
         }))),
@@ -204,4 +205,19 @@ fn a_full_report_has_every_section_its_tables_and_a_verdict_per_target() {
         "## Reproduce",
     ]);
     assert!(text.ends_with("SCALE.md\n```\n"), "{text}");
+}
+
+#[test]
+fn quantile_rows_show_each_estimate_and_its_error() {
+    let mut r = results(true, json!({}));
+    r.quantiles = Doc(Ok(json!({"values": 4, "rows": [
+        {"distribution": "demo rollouts", "q": 0.95, "exact": 2000.0, "native": 2050.0, "classic": 1500.0}
+    ]})));
+    holds(
+        &markdown(&r),
+        &[
+            "holding 4 values",
+            "| demo rollouts | p95 | 2000.00 | 2050.00 | 2.5 % | 1500.00 | -25.0 % |",
+        ],
+    );
 }

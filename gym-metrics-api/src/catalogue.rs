@@ -222,6 +222,40 @@ impl Instrument {
         0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
     ];
 
+    /// The HTTP semantic conventions' old server metric, which
+    /// OpenTelemetry's Python instrumentations emit unless
+    /// `OTEL_SEMCONV_STABILITY_OPT_IN` says `http`: milliseconds, attributes
+    /// `http.method`, `http.scheme`, `http.status_code` and `http.target`
+    /// (the route). The backends emit it beside
+    /// [`Self::HTTP_SERVER_REQUEST_DURATION`] only when that variable says
+    /// `http/dup`, with [`Self::HTTP_SERVER_DURATION_OLD_BOUNDARIES_MS`].
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Instrument;
+    /// assert_eq!(Instrument::HTTP_SERVER_DURATION_OLD.name, "http.server.duration");
+    /// assert_eq!(Instrument::HTTP_SERVER_DURATION_OLD.unit, Some("ms"));
+    /// ```
+    pub const HTTP_SERVER_DURATION_OLD: Instrument = Instrument {
+        name: "http.server.duration",
+        kind: InstrumentKind::Histogram,
+        unit: Some("ms"),
+        description: "Measures the duration of inbound HTTP requests.",
+    };
+
+    /// The boundaries, in milliseconds, of [`Self::HTTP_SERVER_DURATION_OLD`]:
+    /// the OpenTelemetry SDKs' defaults, which the old metric had. Past 0,
+    /// each is a thousand times one of [`Self::HTTP_SERVER_DURATION_BOUNDARIES_S`].
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Instrument;
+    /// let (old, new) = (Instrument::HTTP_SERVER_DURATION_OLD_BOUNDARIES_MS, Instrument::HTTP_SERVER_DURATION_BOUNDARIES_S);
+    /// assert!(old[1..].iter().zip(new).all(|(ms, s)| *ms == s * 1000.0));
+    /// ```
+    pub const HTTP_SERVER_DURATION_OLD_BOUNDARIES_MS: [f64; 15] = [
+        0.0, 5.0, 10.0, 25.0, 50.0, 75.0, 100.0, 250.0, 500.0, 750.0, 1000.0, 2500.0, 5000.0,
+        7500.0, 10000.0,
+    ];
+
     /// Every instrument a backend exports, in a stable order.
     ///
     /// ```
@@ -284,6 +318,7 @@ mod tests {
         let mut names: Vec<_> = Instrument::EXPORTED.iter().map(|i| i.name).collect();
         names.push(Instrument::SERVER_REQUEST_DURATION.name);
         names.push(Instrument::HTTP_SERVER_REQUEST_DURATION.name);
+        names.push(Instrument::HTTP_SERVER_DURATION_OLD.name);
         let before = names.len();
         names.sort_unstable();
         names.dedup();

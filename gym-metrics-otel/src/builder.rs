@@ -102,6 +102,8 @@ pub struct OtelBuilder {
     metrics_bridge: Option<gym_metrics_kit::bridge::MetricsBridgeOptions>,
     /// `with_process_metrics`.
     process_metrics: bool,
+    /// `with_old_http_server_duration` (or `http/dup` in the environment).
+    http_old: bool,
 }
 
 impl Default for OtelBuilder {
@@ -143,6 +145,7 @@ impl OtelBuilder {
             #[cfg(feature = "metrics-bridge")]
             metrics_bridge: None,
             process_metrics: false,
+            http_old: false,
         }
     }
 
@@ -254,6 +257,7 @@ impl OtelBuilder {
                 .unwrap_or(defaults.histogram_aggregation),
             service_name: env.resource.service_name,
             resource_attributes: env.resource.resource_attributes,
+            http_old: env.resource.http_dup,
             tls,
             ..defaults
         })
@@ -567,6 +571,43 @@ impl OtelBuilder {
         self
     }
 
+    /// Also export the HTTP semantic conventions' old
+    /// `http.server.duration` (milliseconds; `http.method`, `http.scheme`,
+    /// `http.status_code`, `http.target` holding the route) beside
+    /// `http.server.request.duration`, as `OTEL_SEMCONV_STABILITY_OPT_IN=http/dup`
+    /// asks of OpenTelemetry's instrumentations (and [`OtelBuilder::from_env`]
+    /// reads): for dashboards and rules that read the old name, which
+    /// Python's emit by default. Each request is then recorded in both.
+    ///
+    /// ```
+    /// use gym_metrics_api::{HttpMethod, HttpServerRequest, UrlScheme};
+    /// use gym_metrics_otel::{MetricsExporter, OtelBuilder};
+    /// let out = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    /// # #[derive(Clone)] struct W(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    /// # impl std::io::Write for W {
+    /// #     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> { self.0.lock().unwrap().extend_from_slice(b); Ok(b.len()) }
+    /// #     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
+    /// # }
+    /// let (recorder, guard) = OtelBuilder::new()
+    ///     .exporter(MetricsExporter::Console)
+    ///     .console_writer(W(out.clone()))
+    ///     .with_old_http_server_duration()
+    ///     .build()?;
+    /// let ms_40 = std::time::Duration::from_millis(40);
+    /// let request = HttpServerRequest::new(HttpMethod::Post, Some("/verify"), UrlScheme::Http, Some(200), ms_40);
+    /// gym_metrics_api::backend::Recorder::record_http_server_request(&recorder, &request);
+    /// guard.shutdown()?;
+    /// let json = String::from_utf8(out.lock().unwrap().clone())?;
+    /// assert!(json.contains(r#""name":"http.server.duration""#), "{json}");
+    /// assert!(json.contains(r#""key":"http.target""#), "{json}");
+    /// assert!(json.contains(r#""name":"http.server.request.duration""#), "{json}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_old_http_server_duration(mut self) -> Self {
+        self.http_old = true;
+        self
+    }
+
     // ---- OTLP over TLS (issue 17) ----
 
     /// A PEM CA bundle to verify the collector's certificate with, instead
@@ -751,7 +792,7 @@ impl OtelBuilder {
         if self.process_metrics && gym_metrics_kit::process::available("gym-metrics-otel") {
             crate::process_instruments::register(&crate::recorder::gym_meter(&provider));
         }
-        let recorder = OtelRecorder::new(&provider, self.role, &self.boundaries)
+        let recorder = OtelRecorder::new(&provider, self.role, &self.boundaries, self.http_old)
             .with_span_groups(self.gym.span_groups());
         let guard = OtelGuard::new(Some(provider.clone()), self.shutdown_timeout);
         #[cfg(feature = "metrics-bridge")]
@@ -861,7 +902,8 @@ impl fmt::Debug for OtelBuilder {
             .field("console_writer", &self.console_writer)
             .field("tls", &self.tls)
             .field("gym", &self.gym)
-            .field("process_metrics", &self.process_metrics);
+            .field("process_metrics", &self.process_metrics)
+            .field("http_old", &self.http_old);
         #[cfg(feature = "metrics-bridge")]
         f.field("metrics_bridge", &self.metrics_bridge);
         f.finish()

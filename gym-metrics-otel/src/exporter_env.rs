@@ -41,10 +41,11 @@ use crate::{
 /// assert!(ENV_VARIABLES.iter().all(|v| asked.borrow().iter().any(|a| a == v)));
 /// # Ok::<(), gym_metrics_otel::ConfigError>(())
 /// ```
-pub const ENV_VARIABLES: [&str; 25] = [
+pub const ENV_VARIABLES: [&str; 26] = [
     SDK_DISABLED,
     OtelEnv::SERVICE_NAME,
     OtelEnv::RESOURCE_ATTRIBUTES,
+    OtelEnv::SEMCONV_STABILITY_OPT_IN,
     METRICS_EXPORTER,
     METRICS_PROTOCOL,
     PROTOCOL,

@@ -28,6 +28,23 @@ pub(crate) fn http_attributes(request: &HttpServerRequest) -> Vec<KeyValue> {
     kv
 }
 
+/// The attributes the old HTTP conventions give `http.server.duration`
+/// (as OpenTelemetry's Python instrumentations write them): `http.method`,
+/// `http.scheme`, `http.status_code` as an integer, and `http.target`
+/// holding the route template; `error.type` has no old twin.
+pub(crate) fn http_old_attributes(request: &HttpServerRequest) -> Vec<KeyValue> {
+    let mut kv = Vec::with_capacity(4);
+    kv.push(KeyValue::new("http.method", request.method().as_str()));
+    kv.push(KeyValue::new("http.scheme", request.scheme().as_str()));
+    if let Some(route) = request.route() {
+        kv.push(KeyValue::new("http.target", route));
+    }
+    if let Some(status) = request.status_code() {
+        kv.push(KeyValue::new("http.status_code", i64::from(status)));
+    }
+    kv
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,7 @@ use opentelemetry::metrics::{Gauge, Histogram, Meter, MeterProvider as _};
 use opentelemetry::InstrumentationScope;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 
-use crate::http_attributes::http_attributes;
+use crate::http_attributes::{http_attributes, http_old_attributes};
 
 /// Records the catalogue's instruments into an OpenTelemetry SDK meter.
 ///
@@ -57,12 +57,20 @@ pub struct OtelRecorder {
     verify: Histogram<f64>,
     servers_active: Option<Gauge<u64>>,
     http_server: Histogram<f64>,
+    /// The old `http.server.duration` (ms), when `http/dup` asks for it.
+    http_server_old: Option<Histogram<f64>>,
     span_groups: SpanGroups,
 }
 
 impl OtelRecorder {
-    /// Creates the instruments on `provider`'s `gym-metrics` meter.
-    pub(crate) fn new(provider: &SdkMeterProvider, role: Role, boundaries: &Boundaries) -> Self {
+    /// Creates the instruments on `provider`'s `gym-metrics` meter; the old
+    /// HTTP histogram too when `http_old`.
+    pub(crate) fn new(
+        provider: &SdkMeterProvider,
+        role: Role,
+        boundaries: &Boundaries,
+        http_old: bool,
+    ) -> Self {
         let meter = gym_meter(provider);
         let tally = Arc::new(VerifyTally::new());
         register_tally_instruments(&meter, &tally);
@@ -80,8 +88,18 @@ impl OtelRecorder {
             .with_description(http.description)
             .with_boundaries(Instrument::HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec())
             .build();
+        let http_server_old = http_old.then(|| {
+            let old = Instrument::HTTP_SERVER_DURATION_OLD;
+            meter
+                .f64_histogram(old.name)
+                .with_unit(old.unit.unwrap_or_default())
+                .with_description(old.description)
+                .with_boundaries(Instrument::HTTP_SERVER_DURATION_OLD_BOUNDARIES_MS.to_vec())
+                .build()
+        });
         Self {
             http_server,
+            http_server_old,
             rollout: histogram(&meter, Instrument::ROLLOUT_DURATION, boundaries),
             verify: histogram(&meter, Instrument::VERIFY_DURATION, boundaries),
             servers_active,
@@ -188,6 +206,9 @@ impl Recorder for OtelRecorder {
     fn record_http_server_request(&self, request: &HttpServerRequest) {
         self.http_server
             .record(request.duration_s(), &http_attributes(request));
+        if let Some(old) = &self.http_server_old {
+            old.record(request.duration_s() * 1000.0, &http_old_attributes(request));
+        }
     }
 }
 

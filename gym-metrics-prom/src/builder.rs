@@ -50,6 +50,7 @@ pub struct PrometheusBuilder {
     web_config_file: Option<std::path::PathBuf>,
     gym: GymEnv,
     process_metrics: bool,
+    http_old: bool,
     native: NativeConfig,
     #[cfg(feature = "prometheus-registry")]
     registry: Option<prometheus::Registry>,
@@ -84,6 +85,7 @@ impl PrometheusBuilder {
             web_config_file: None,
             gym: GymEnv::default(),
             process_metrics: false,
+            http_old: false,
             native: NativeConfig::default(),
             #[cfg(feature = "prometheus-registry")]
             registry: None,
@@ -94,7 +96,8 @@ impl PrometheusBuilder {
     /// `OTEL_EXPORTER_PROMETHEUS_PORT`, `OTEL_SERVICE_NAME` and
     /// `OTEL_RESOURCE_ATTRIBUTES`, `GYM_METRICS_WEB_CONFIG_FILE` and
     /// `GYM_METRICS_NATIVE_HISTOGRAM_SCHEMA` and `…_BUCKET_LIMIT` where set
-    /// (an empty variable counts as unset),
+    /// (an empty variable counts as unset), `OTEL_SEMCONV_STABILITY_OPT_IN`
+    /// (`http/dup`: [`PrometheusBuilder::with_old_http_server_duration`]),
     /// and NeMo Gym's settings (see [`gym_metrics_kit::env::GymEnv`]):
     /// `NEMO_GYM_OTEL_ENABLED` / `…_METRICS_ENABLED` false installs without
     /// listening, `…_RUN_ID` (else `SLURM_JOB_ID`) is `nemo.run.id`,
@@ -156,6 +159,7 @@ impl PrometheusBuilder {
             self.web_config_file = env.web_config_file;
         }
         self.native = env.native;
+        self.http_old |= env.resource.http_dup;
         self
     }
 
@@ -369,6 +373,32 @@ impl PrometheusBuilder {
         self
     }
 
+    /// Also export the HTTP semantic conventions' old
+    /// `http.server.duration` (milliseconds; `http_method`, `http_scheme`,
+    /// `http_status_code`, `http_target` holding the route) beside
+    /// `http.server.request.duration`, as `OTEL_SEMCONV_STABILITY_OPT_IN=http/dup`
+    /// asks of OpenTelemetry's instrumentations: for dashboards and rules
+    /// that read the old name, which Python's emit by default. Derived from
+    /// the same counts at each scrape: the record path does not change.
+    ///
+    /// ```
+    /// use gym_metrics_api::{HttpMethod, HttpServerRequest, UrlScheme};
+    /// let (recorder, handle) = gym_metrics_prom::PrometheusBuilder::new()
+    ///     .with_old_http_server_duration()
+    ///     .build()?;
+    /// let ms_40 = std::time::Duration::from_millis(40);
+    /// let request = HttpServerRequest::new(HttpMethod::Post, Some("/verify"), UrlScheme::Http, Some(200), ms_40);
+    /// gym_metrics_api::backend::Recorder::record_http_server_request(&recorder, &request);
+    /// let text = handle.render();
+    /// assert!(text.contains(r#"http_server_duration_milliseconds_bucket{http_method="POST",http_scheme="http",http_status_code="200",http_target="/verify",otel_scope_name"#));
+    /// assert!(text.contains("http_server_request_duration_seconds_count{"));
+    /// # Ok::<(), gym_metrics_prom::BuildError>(())
+    /// ```
+    pub fn with_old_http_server_duration(mut self) -> Self {
+        self.http_old = true;
+        self
+    }
+
     /// Also serve the application's own `prometheus::Registry` (feature
     /// `prometheus-registry`) in the same exposition, after ours (and after
     /// the `metrics` bridge's families): `gather()` is called at each scrape
@@ -469,7 +499,8 @@ impl PrometheusBuilder {
         let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries, self.native));
         let process =
             self.process_metrics && gym_metrics_kit::process::available("gym-metrics-prom");
-        let families = Arc::new(GymFamilies::new(Arc::clone(&metrics), &resource, process));
+        let families = GymFamilies::new(Arc::clone(&metrics), &resource, process, self.http_old);
+        let families = Arc::new(families);
         let exposition = Exposition::new(Arc::clone(&families));
         let fleet_sd = metrics.fleet_sd.clone();
         #[cfg(feature = "metrics-bridge")]

@@ -26,11 +26,12 @@ pub(crate) const NATIVE_SCHEMA_VAR: &str = "GYM_METRICS_NATIVE_HISTOGRAM_SCHEMA"
 pub(crate) const NATIVE_BUCKET_LIMIT_VAR: &str = "GYM_METRICS_NATIVE_HISTOGRAM_BUCKET_LIMIT";
 
 /// Every variable [`crate::PrometheusBuilder::from_env`] reads.
-pub(crate) const VARIABLES: [&str; 7] = [
+pub(crate) const VARIABLES: [&str; 8] = [
     HOST_VAR,
     PORT_VAR,
     OtelEnv::SERVICE_NAME,
     OtelEnv::RESOURCE_ATTRIBUTES,
+    OtelEnv::SEMCONV_STABILITY_OPT_IN,
     WEB_CONFIG_FILE_VAR,
     NATIVE_SCHEMA_VAR,
     NATIVE_BUCKET_LIMIT_VAR,
@@ -42,7 +43,8 @@ pub(crate) struct EndpointEnv {
     pub(crate) host: Option<String>,
     pub(crate) port: Option<u16>,
     pub(crate) web_config_file: Option<PathBuf>,
-    /// `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`.
+    /// `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES` and
+    /// `OTEL_SEMCONV_STABILITY_OPT_IN`.
     pub(crate) resource: OtelEnv,
     pub(crate) native: NativeConfig,
 }
@@ -120,8 +122,10 @@ mod tests {
             (WEB_CONFIG_FILE_VAR, "/etc/gym/web.yml"),
             (NATIVE_SCHEMA_VAR, "-2"),
             (NATIVE_BUCKET_LIMIT_VAR, " 40"),
+            (OtelEnv::SEMCONV_STABILITY_OPT_IN, "http/dup"),
         ])
         .unwrap();
+        assert!(c.resource.http_dup);
         assert_eq!((c.native.schema, c.native.bucket_limit), (-2, 40));
         assert_eq!(
             c.web_config_file.as_deref(),
@@ -151,6 +155,7 @@ mod tests {
             (NATIVE_SCHEMA_VAR, "fine"),
             (NATIVE_BUCKET_LIMIT_VAR, "0"),
             (NATIVE_BUCKET_LIMIT_VAR, "-1"),
+            (OtelEnv::SEMCONV_STABILITY_OPT_IN, "http=dup"),
         ] {
             let e = env(&[(var, value)]).unwrap_err().to_string();
             assert!(e.contains(var) && e.contains(value), "{e}");

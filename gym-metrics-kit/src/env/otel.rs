@@ -1,22 +1,26 @@
 //! The OpenTelemetry variables both backends read: the service name and
-//! the resource attributes every series or data point carries.
+//! the resource attributes every series or data point carries, and which
+//! HTTP semantic conventions to emit.
 
 use crate::env::{parse_key_values, EnvVars};
 use crate::ConfigError;
 
-/// `OTEL_SERVICE_NAME` (the base of `service.name`) and
-/// `OTEL_RESOURCE_ATTRIBUTES` (`key=value,...`, values percent-encoded),
-/// as the environment gives them; a blank value counts as unset.
+/// `OTEL_SERVICE_NAME` (the base of `service.name`),
+/// `OTEL_RESOURCE_ATTRIBUTES` (`key=value,...`, values percent-encoded)
+/// and `OTEL_SEMCONV_STABILITY_OPT_IN`, as the environment gives them; a
+/// blank value counts as unset.
 ///
 /// ```
 /// use gym_metrics_kit::env::{EnvVars, OtelEnv};
 /// let vars = EnvVars::from_lookup(&OtelEnv::VARIABLES, |name| match name {
 ///     "OTEL_SERVICE_NAME" => Some(" lab ".to_string()),
-///     _ => Some("team=rl".to_string()),
+///     "OTEL_RESOURCE_ATTRIBUTES" => Some("team=rl".to_string()),
+///     _ => Some("http".to_string()),
 /// });
 /// let env = OtelEnv::read(&vars)?;
 /// assert_eq!(env.service_name.as_deref(), Some("lab"));
 /// assert_eq!(env.resource_attributes, [("team".to_string(), "rl".to_string())]);
+/// assert!(!env.http_dup);
 /// # Ok::<(), gym_metrics_kit::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -26,6 +30,12 @@ pub struct OtelEnv {
     pub service_name: Option<String>,
     /// `OTEL_RESOURCE_ATTRIBUTES`, decoded; empty when unset.
     pub resource_attributes: Vec<(String, String)>,
+    /// Whether `OTEL_SEMCONV_STABILITY_OPT_IN` lists `http/dup`: then the
+    /// old `http.server.duration` (ms, the old attribute names) is emitted
+    /// beside `http.server.request.duration`, as OpenTelemetry's Python
+    /// instrumentations do. Unset, or `http`, means the stable metric only
+    /// (where those instrumentations, unset, emit the old one only).
+    pub http_dup: bool,
 }
 
 impl OtelEnv {
@@ -35,25 +45,39 @@ impl OtelEnv {
     /// `OTEL_RESOURCE_ATTRIBUTES`.
     pub const RESOURCE_ATTRIBUTES: &'static str = "OTEL_RESOURCE_ATTRIBUTES";
 
+    /// `OTEL_SEMCONV_STABILITY_OPT_IN`: a comma-separated list of opt-ins,
+    /// of which `http` and `http/dup` concern the HTTP metric (the others,
+    /// `database` and so on, name conventions nothing here emits).
+    pub const SEMCONV_STABILITY_OPT_IN: &'static str = "OTEL_SEMCONV_STABILITY_OPT_IN";
+
     /// Every variable [`OtelEnv::read`] reads.
     ///
     /// ```
     /// use gym_metrics_kit::env::OtelEnv;
     /// assert!(OtelEnv::VARIABLES.contains(&OtelEnv::SERVICE_NAME));
     /// ```
-    pub const VARIABLES: [&'static str; 2] = [Self::SERVICE_NAME, Self::RESOURCE_ATTRIBUTES];
+    pub const VARIABLES: [&'static str; 3] = [
+        Self::SERVICE_NAME,
+        Self::RESOURCE_ATTRIBUTES,
+        Self::SEMCONV_STABILITY_OPT_IN,
+    ];
 
     /// Reads the variables from `vars`.
     ///
     /// # Errors
-    /// `OTEL_RESOURCE_ATTRIBUTES` that is not a `key=value` list, naming
-    /// the variable and the value.
+    /// `OTEL_RESOURCE_ATTRIBUTES` that is not a `key=value` list, or an
+    /// `OTEL_SEMCONV_STABILITY_OPT_IN` entry that could name no convention,
+    /// naming the variable and the value.
     ///
     /// ```
     /// use gym_metrics_kit::env::{EnvVars, OtelEnv};
     /// let vars = EnvVars::from_lookup(&OtelEnv::VARIABLES, |_| Some("team".to_string()));
     /// let e = OtelEnv::read(&vars).unwrap_err();
     /// assert_eq!(e.variable(), "OTEL_RESOURCE_ATTRIBUTES");
+    ///
+    /// let vars = EnvVars::from_pairs(&[(OtelEnv::SEMCONV_STABILITY_OPT_IN, "database, http/dup")]);
+    /// assert!(OtelEnv::read(&vars)?.http_dup);
+    /// # Ok::<(), gym_metrics_kit::ConfigError>(())
     /// ```
     pub fn read(vars: &EnvVars) -> Result<Self, ConfigError> {
         let resource_attributes = match vars.first(&[Self::RESOURCE_ATTRIBUTES]) {
@@ -65,6 +89,46 @@ impl OtelEnv {
                 .first(&[Self::SERVICE_NAME])
                 .map(|(_, name)| name.trim().to_string()),
             resource_attributes,
+            http_dup: match vars.first(&[Self::SEMCONV_STABILITY_OPT_IN]) {
+                Some((name, list)) => http_dup(name, list)?,
+                None => false,
+            },
         })
+    }
+}
+
+/// Whether the opt-in `list` holds `http/dup`, as the Python
+/// instrumentations read it (`_semconv.py`: the entries trimmed, unknown
+/// ones and empty ones ignored). An entry no convention could be named
+/// (with a character such as `=` or a space) is an error.
+fn http_dup(name: &'static str, list: &str) -> Result<bool, ConfigError> {
+    let entries: Vec<&str> = list.split(',').map(str::trim).collect();
+    let named = |e: &&str| {
+        e.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_/.-".contains(c))
+    };
+    if !entries.iter().all(named) {
+        const EXPECTED: &str = "a comma-separated list of opt-ins such as `http` (the stable HTTP metric only, the default here) or `http/dup` (the old one too)";
+        return Err(ConfigError::invalid(name, list, EXPECTED));
+    }
+    Ok(entries.contains(&"http/dup"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_dup_is_read_from_any_place_in_the_list_and_a_malformed_entry_is_an_error() {
+        let dup = |list| http_dup(OtelEnv::SEMCONV_STABILITY_OPT_IN, list);
+        assert_eq!(dup("http/dup"), Ok(true));
+        assert_eq!(dup(" database/dup , http/dup "), Ok(true));
+        assert_eq!(dup("http"), Ok(false));
+        assert_eq!(dup("gen_ai_latest_experimental,,"), Ok(false));
+        for bad in ["http=dup", "http dup"] {
+            let e = dup(bad).unwrap_err();
+            assert_eq!(e.variable(), OtelEnv::SEMCONV_STABILITY_OPT_IN);
+            assert!(e.to_string().contains("http/dup"), "{e}");
+        }
     }
 }

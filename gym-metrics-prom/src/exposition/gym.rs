@@ -21,6 +21,7 @@ use gym_metrics_kit::naming::TARGET_INFO_FAMILY;
 use gym_metrics_kit::process::ProcessReading;
 use gym_metrics_kit::VerifyCounts;
 
+use super::http_old::{self, OldHttpSeries};
 use super::model::{Buckets, Family, Histogram, Kind, Value};
 use super::process::{ProcessFamily, ProcessValue, PROCESS_FAMILIES};
 use crate::recording::fleet_gauge::FleetGauge;
@@ -50,6 +51,8 @@ enum Source {
     Succeeded,
     ServersActive,
     HttpServer,
+    /// The old `http.server.duration`, derived from the same counts.
+    HttpServerOld,
     /// A value of this process's own (`process.rs`).
     Process(ProcessValue),
 }
@@ -64,6 +67,8 @@ pub(crate) enum Sample<'r> {
     One(Value<'r>),
     /// The HTTP histogram's series, in `gather`'s order.
     Http(&'r [HttpSeries]),
+    /// The old HTTP histogram's series, in `gather`'s order.
+    HttpOld(&'r [OldHttpSeries]),
 }
 
 /// A histogram snapshot as the model's value.
@@ -86,13 +91,18 @@ impl<'r> Sample<'r> {
             Value<'r>,
         ),
     > {
-        let (one, http) = match self {
-            Sample::One(value) => (Some(value), &[][..]),
-            Sample::Http(series) => (None, series),
+        let (one, http, old) = match self {
+            Sample::One(value) => (Some(value), &[][..], &[][..]),
+            Sample::Http(series) => (None, series, &[][..]),
+            Sample::HttpOld(series) => (None, &[][..], series),
         };
         let one = one.map(|value| ([].iter().copied(), value));
         let http = http.iter().map(|(l, s)| (l.iter().copied(), histogram(s)));
-        one.into_iter().chain(http)
+        let old = old.iter().map(|(l, buckets, sum)| {
+            let classic = Histogram::classic(Buckets::PerBucket(buckets), *sum);
+            (l.iter().copied(), Value::Histogram(classic))
+        });
+        one.into_iter().chain(http).chain(old)
     }
 }
 
@@ -174,6 +184,9 @@ impl GymFamily {
             Source::Succeeded => Some(count(r.verify_counts.succeeded)),
             Source::ServersActive => r.servers_active.map(count),
             Source::HttpServer => (!r.http.is_empty()).then_some(Sample::Http(&r.http)),
+            Source::HttpServerOld => {
+                (!r.http_old.is_empty()).then_some(Sample::HttpOld(&r.http_old))
+            }
             Source::Process(value) => value.sample(r.process.as_ref()?).map(Sample::One),
         }
     }
@@ -186,13 +199,20 @@ pub(crate) struct GymFamilies {
     families: Vec<GymFamily>,
     /// Whether the process families are among them (read at each scrape).
     process: bool,
+    /// Whether the old HTTP family is among them (derived at each scrape).
+    http_old: bool,
 }
 
 impl GymFamilies {
     /// The families of `metrics`; `gym_servers_active` only if they hold a
     /// fleet gauge (the role decided that when they were built); the process
-    /// families when `process`.
-    pub(crate) fn new(metrics: Arc<GymMetrics>, resource: &Resource, process: bool) -> Self {
+    /// families when `process`; the old HTTP family when `http_old`.
+    pub(crate) fn new(
+        metrics: Arc<GymMetrics>,
+        resource: &Resource,
+        process: bool,
+        http_old: bool,
+    ) -> Self {
         let m = &metrics;
         let mut families = vec![
             GymFamily::target_info(resource),
@@ -237,11 +257,18 @@ impl GymFamilies {
         if process {
             families.extend(PROCESS_FAMILIES.iter().map(GymFamily::process));
         }
+        if http_old {
+            let old = &Instrument::HTTP_SERVER_DURATION_OLD;
+            let mut family = GymFamily::instrument(old, Kind::Histogram, Source::HttpServerOld);
+            family.family.bounds = Instrument::HTTP_SERVER_DURATION_OLD_BOUNDARIES_MS.to_vec();
+            families.push(family);
+        }
         families.sort_by(|a, b| a.family.name.cmp(&b.family.name));
         Self {
             metrics,
             families,
             process,
+            http_old,
         }
     }
 
@@ -252,7 +279,7 @@ impl GymFamilies {
 
     /// This instant's values of every family.
     pub(crate) fn read(&self) -> Readings {
-        Readings::take(&self.metrics, self.process)
+        Readings::take(&self.metrics, self.process, self.http_old)
     }
 }
 
@@ -269,14 +296,17 @@ pub(crate) struct Readings {
     servers_active: Option<u64>,
     /// HTTP series in label-value order.
     http: Vec<HttpSeries>,
+    /// The same as the old HTTP family's series, when it is on.
+    http_old: Vec<OldHttpSeries>,
     /// This process's values, when the process families are on and `/proc`
     /// could be read.
     process: Option<ProcessReading>,
 }
 
 impl Readings {
-    /// Sums the shards of `m`, and reads the process's values if `process`.
-    fn take(m: &GymMetrics, process: bool) -> Self {
+    /// Sums the shards of `m`, reads the process's values if `process`, and
+    /// derives the old HTTP series if `http_old`.
+    fn take(m: &GymMetrics, process: bool, http_old: bool) -> Self {
         // One pass over the verify shards gives the histogram, both counters
         // and the rate, all from the same instant.
         let verifications = m.verify_duration.snapshot();
@@ -290,18 +320,17 @@ impl Readings {
             .into_iter()
             .map(|(key, counts)| (HttpSeriesKey::labels(&key), counts))
             .collect();
-        // As the `prometheus` registry's `gather` sorts metrics: by label
-        // count, then value by value.
-        http.sort_by(|(a, _), (b, _)| {
-            a.len()
-                .cmp(&b.len())
-                .then_with(|| a.iter().map(|l| l.1).cmp(b.iter().map(|l| l.1)))
-        });
+        http.sort_by(|(a, _), (b, _)| http_old::gather_order(a, b));
         Self {
             rollouts: m.rollout_duration.snapshot(),
             verifications,
             verify_counts,
             servers_active: m.servers_active.as_ref().and_then(FleetGauge::get),
+            http_old: if http_old {
+                http_old::derive(&http)
+            } else {
+                Vec::new()
+            },
             http,
             process: if process {
                 super::process::read()
@@ -329,7 +358,7 @@ mod tests {
             Boundaries::default(),
             crate::recording::native::NativeConfig::default(),
         ));
-        GymFamilies::new(metrics, &resource, process)
+        GymFamilies::new(metrics, &resource, process, false)
     }
 
     fn names(f: &GymFamilies) -> Vec<&str> {

@@ -15,6 +15,7 @@ use std::sync::Arc;
 pub(crate) mod collector;
 pub(crate) mod format;
 pub(crate) mod gym;
+mod http_old;
 pub(crate) mod model;
 mod process;
 pub(crate) mod protobuf;

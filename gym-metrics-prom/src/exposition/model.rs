@@ -85,10 +85,6 @@ pub(crate) struct Histogram<'r> {
 
 impl<'r> Histogram<'r> {
     /// Classic buckets and a sum, nothing else.
-    #[cfg_attr(
-        not(any(feature = "metrics-bridge", feature = "prometheus-registry")),
-        allow(dead_code)
-    )]
     pub(crate) fn classic(buckets: Buckets<'r>, sum: f64) -> Self {
         Self {
             buckets,

@@ -83,6 +83,7 @@ fn prometheus_stores_the_same_series_from_protobuf_as_from_text() {
         .with_process_metrics()
         .with_metrics_bridge(MetricsBridgeOptions::new())
         .with_registry(registry)
+        .with_old_http_server_duration()
         .install()
         .unwrap();
     for ms in [120, 3400, 45000] {
@@ -152,6 +153,7 @@ fn prometheus_stores_the_same_series_from_protobuf_as_from_text() {
         "gym_servers_active",
         "gym_verify_completed_total",
         "gym_verify_success_rate",
+        "http_server_duration_milliseconds_bucket",
         "http_server_request_duration_seconds_count",
         "process_resident_memory_bytes",
         "queue_depth",
@@ -172,6 +174,20 @@ fn prometheus_stores_the_same_series_from_protobuf_as_from_text() {
         (rollouts("proto", "5000.0"), rollouts("text", "5000")),
         (2.0, 2.0)
     );
+    // The old HTTP family: the 40 ms request in le="50", none in le="0",
+    // its sum in milliseconds, and no native histogram (listed above).
+    let old = |job: &str, series: &str, le: &str| {
+        let query = format!(
+            r#"http_server_duration_milliseconds_{series}{{job="{job}", http_target="/verify"{le}}}"#
+        );
+        prometheus.query(&query).unwrap()[0].value
+    };
+    for job in ["proto", "text"] {
+        // Protobuf spells a bound as a float (`50.0`), the text as written.
+        let le = |bound: &str| old(job, "bucket", &format!(r#", le=~"{bound}(\\.0)?""#));
+        assert_eq!((le("0"), le("25"), le("50")), (0.0, 0.0, 1.0), "{job}");
+        assert!((old(job, "sum", "") - 40.0).abs() < 1e-9, "{job}");
+    }
     guard.shutdown().expect("the endpoint stops cleanly");
 }
 

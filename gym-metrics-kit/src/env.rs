@@ -4,7 +4,7 @@
 //! | reader | what it reads |
 //! |---|---|
 //! | [`EnvVars`] | the variables themselves, once, UTF-8; which of a group counts |
-//! | [`OtelEnv`] | the OpenTelemetry variables both backends read (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`) |
+//! | [`OtelEnv`] | the OpenTelemetry variables both backends read (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_SEMCONV_STABILITY_OPT_IN`) |
 //! | [`GymEnv`] | what a NeMo Gym orchestrator hands its servers (`NEMO_GYM_OTEL_*`, falling back to `NEMO_LENS_*`) |
 //! | [`TlsEnv`] | the OTLP exporter's TLS files and `insecure` flag |
 //! | [`parse_bool`], [`parse_number`], [`parse_millis`], [`parse_millis_at_least`], [`parse_key_values`] | the one parser of each kind of value |

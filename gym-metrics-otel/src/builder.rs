@@ -178,6 +178,7 @@ impl OtelBuilder {
     /// | `OTEL_SDK_DISABLED` | `true`: same as exporter `none` |
     /// | `OTEL_SERVICE_NAME` | base of `service.name` (default `nemo-gym`) |
     /// | `OTEL_RESOURCE_ATTRIBUTES` | `k=v,...` extra resource attributes |
+    /// | `OTEL_SEMCONV_STABILITY_OPT_IN` | `http/dup`: the old `http.server.duration` too (see [`OtelBuilder::with_old_http_server_duration`]) |
     /// | `OTEL_METRICS_EXPORTER` | `otlp` (default), `console`, `none` |
     /// | `OTEL_EXPORTER_OTLP_[METRICS_]PROTOCOL` | `http/protobuf` (default), `http/json`, `grpc`; each needs its Cargo feature (see [`OtelBuilder::protocol`]) |
     /// | `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` | URL used as is |
@@ -918,6 +919,13 @@ mod tests {
     fn from(vars: &[(&str, &str)]) -> OtelBuilder {
         let map: HashMap<&str, String> = vars.iter().map(|(k, v)| (*k, v.to_string())).collect();
         OtelBuilder::from_env_lookup(|name| map.get(name).cloned()).unwrap()
+    }
+
+    #[test]
+    fn http_dup_in_the_environment_turns_the_old_http_histogram_on() {
+        assert!(from(&[("OTEL_SEMCONV_STABILITY_OPT_IN", "database,http/dup")]).http_old);
+        assert!(!from(&[("OTEL_SEMCONV_STABILITY_OPT_IN", "http")]).http_old);
+        assert!(!from(&[]).http_old);
     }
 
     #[test]

@@ -92,7 +92,8 @@ const SHUTDOWN_TIMEOUT: &str = "GYM_METRICS_OTEL_SHUTDOWN_TIMEOUT";
 /// [`OtelBuilder::from_env_lookup`] applies it over the defaults.
 #[derive(Default)]
 pub(crate) struct ExporterEnv {
-    /// `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`.
+    /// `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES` and
+    /// `OTEL_SEMCONV_STABILITY_OPT_IN`.
     pub(crate) resource: OtelEnv,
     pub(crate) exporter: Option<MetricsExporter>,
     /// With the variable that set it and its value.

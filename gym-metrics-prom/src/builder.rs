@@ -654,4 +654,30 @@ mod tests {
         let b = b.with_http_listener(([127, 0, 0, 1], 0));
         assert_eq!(b.listen, ListenAddress::Socket(([127, 0, 0, 1], 0).into()));
     }
+
+    #[test]
+    fn http_dup_in_the_environment_adds_the_old_http_family() {
+        let vars = EnvVars::from_pairs(&[(OtelEnv::SEMCONV_STABILITY_OPT_IN, "http/dup")]);
+        let env = EndpointEnv::read(&vars).unwrap();
+        let (recorder, handle) = PrometheusBuilder::new().apply_env(env).build().unwrap();
+        let request = gym_metrics_api::HttpServerRequest::new(
+            gym_metrics_api::HttpMethod::Get,
+            None,
+            gym_metrics_api::UrlScheme::Http,
+            Some(200),
+            Duration::from_millis(3),
+        );
+        gym_metrics_api::backend::Recorder::record_http_server_request(&recorder, &request);
+        let text = handle.render();
+        assert!(text.contains("\nhttp_server_duration_milliseconds_bucket{http_method=\"GET\",http_scheme=\"http\",http_status_code=\"200\",otel_scope_name=\"gym-metrics\",otel_scope_version=\""), "{text}");
+        // Unset: the stable family only.
+        let (recorder, handle) = PrometheusBuilder::new().build().unwrap();
+        gym_metrics_api::backend::Recorder::record_http_server_request(&recorder, &request);
+        let text = handle.render();
+        assert!(!text.contains("http_server_duration_"), "{text}");
+        assert!(
+            text.contains("http_server_request_duration_seconds_count{"),
+            "{text}"
+        );
+    }
 }

@@ -231,12 +231,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let (release, noop_loop) = build_bins(&out)?;
     let mut benches = bench_cargo();
     benches
-        .args(["bench", "-p", "gym-bench", "--benches"])
+        .args(["bench", "-p", "gym-bench", "--benches", "--no-fail-fast"])
         .env("GYM_BENCH_OUT", &out);
     if quick {
         benches.args(["--", "--test"]);
     }
-    // A failed bench leaves its JSON missing; the report says so.
+    // A failed bench leaves its JSON missing, and the others still run
+    // (`--no-fail-fast`); the report says so.
     if let Err(e) = status("benchmarks", benches) {
         eprintln!("bench: {e}");
     }

@@ -48,7 +48,8 @@ pub fn bridged_family_name(name: &str, unit: Option<&str>, kind: InstrumentKind)
 pub use crate::naming::sample_names;
 
 /// The gym families every process of a fleet may write, by Prometheus name:
-/// `target_info`, the exported catalogue and `http.server.request.duration`.
+/// `target_info`, the exported catalogue, `http.server.request.duration`
+/// and the old `http.server.duration` (a process with `http/dup` writes it).
 ///
 /// ```
 /// use gym_metrics_kit::bridge::gym_families;
@@ -56,13 +57,17 @@ pub use crate::naming::sample_names;
 /// assert!(names.contains(&"gym_verify_completed_total".to_string()));
 /// assert!(names.contains(&"gym_servers_active".to_string()));
 /// assert!(names.contains(&"target_info".to_string()));
+/// assert!(names.contains(&"http_server_duration_milliseconds".to_string()));
 /// ```
 pub fn gym_families() -> Vec<(String, InstrumentKind)> {
     let mut families = vec![(TARGET_INFO_FAMILY.to_string(), InstrumentKind::Gauge)];
     families.extend(
         Instrument::EXPORTED
             .iter()
-            .chain([&Instrument::HTTP_SERVER_REQUEST_DURATION])
+            .chain([
+                &Instrument::HTTP_SERVER_REQUEST_DURATION,
+                &Instrument::HTTP_SERVER_DURATION_OLD,
+            ])
             .map(|i| (prometheus_name(i), i.kind)),
     );
     families
@@ -282,7 +287,11 @@ mod tests {
         }
         // The catalogue's own OpenTelemetry names clash too.
         let mut names = FamilyNames::new();
-        for i in Instrument::EXPORTED {
+        let http = [
+            Instrument::HTTP_SERVER_REQUEST_DURATION,
+            Instrument::HTTP_SERVER_DURATION_OLD,
+        ];
+        for i in Instrument::EXPORTED.iter().chain(&http) {
             assert!(names.claim(i.name, i.unit, i.kind).is_err(), "{}", i.name);
         }
     }

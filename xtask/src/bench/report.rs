@@ -404,9 +404,14 @@ pub fn markdown(r: &Results) -> String {
         let to = r.scrape.median("render", "prometheus-client");
         let to = to.map(|c| ("prometheus-client", c));
         p.push(times(t, &rows, None, to, None));
-        let sizes = r.scrape.at("/render_bytes").and_then(|v| v.as_object());
-        let sizes = sizes.into_iter().flatten();
-        let sizes: Vec<_> = sizes.map(|(k, v)| (k.as_str(), v.to_string())).collect();
+        let bytes = |k: &str| r.scrape.num(&format!("/render_bytes/{k}"));
+        let ours = ["", " OpenMetrics", " protobuf"].map(|f| format!("gym-metrics-prom{f}"));
+        let peers = ["prometheus", "prometheus-client"].map(String::from);
+        let sizes: Vec<_> = ours
+            .iter()
+            .chain(&peers)
+            .map(|k| (k.as_str(), dash(bytes(k), 0)))
+            .collect();
         p.push(format!("\n{}", t.fill("render_sizes", &sizes)));
     }
     if r.scrape.at("/record_while_scraping").is_some() {
@@ -441,9 +446,12 @@ pub fn markdown(r: &Results) -> String {
     let values = [("values", dash(r.quantiles.num("/values"), 0))];
     p.push(section(t.fill("quantiles", &values)));
     p.extend(r.quantiles.error().map(not_measured).map(section));
-    let rows = r.quantiles.at("/rows").and_then(|v| v.as_array());
-    let rows = rows.into_iter().flatten().map(quantile_row);
-    p.push(table(t.text("table_quantiles"), rows));
+    if let Some(rows) = r.quantiles.at("/rows").and_then(|v| v.as_array()) {
+        p.push(table(
+            t.text("table_quantiles"),
+            rows.iter().map(quantile_row),
+        ));
+    }
 
     p.push(section(t.text("otel_export")));
     p.extend(r.otel_export.error().map(not_measured).map(section));

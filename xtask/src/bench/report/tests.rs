@@ -221,3 +221,16 @@ fn quantile_rows_show_each_estimate_and_its_error() {
         ],
     );
 }
+
+#[test]
+fn render_sizes_show_each_format_and_a_dash_for_one_not_written() {
+    let mut r = results(true, json!({}));
+    r.scrape = Doc(Ok(json!({
+        "render": [record_row("gym-metrics-prom PrometheusHandle::render", 3.0)],
+        "render_bytes": {"gym-metrics-prom": 5430, "gym-metrics-prom OpenMetrics": 5500,
+                         "prometheus": 5430, "prometheus-client": 5482},
+    })));
+    holds(&markdown(&r), &[
+        "Exposition sizes: ours 5430 bytes (OpenMetrics 5500, protobuf –), `prometheus` 5430 bytes",
+    ]);
+}

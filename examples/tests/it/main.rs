@@ -14,6 +14,7 @@ mod fleet_scale_otlp_e2e;
 mod fleet_sd_e2e;
 mod fleet_web_config_e2e;
 mod nemo_gym_e2e;
+mod nemo_gym_trace_e2e;
 mod ops_queries_e2e;
 // Helpers that the otel and noop feature sets, with fewer tests, partly leave unused.
 #[allow(dead_code)]

@@ -19,14 +19,8 @@
 //!   `NEMO_GYM_OTEL_SPAN_GROUPS=default` it records rollouts but no
 //!   verifications, and says why.
 //!
-//! Two workarounds for the released packages sit in the driver: nemo-gym
-//! 0.7.0 imports `NV_DL_RANK` / `NV_DL_WORLD_SIZE` from `nemo.lens.semconv`,
-//! which lens 0.1.0 lacks (Gym's telemetry then stays off without a word at
-//! the default log level), and lens 0.1.0 has no span-group registry, so
-//! Gym's groups (`verify`, `per_rollout`, ...) are unknown to it and make
-//! Gym's telemetry setup fail. Gym pins a later lens commit, which PyPI does
-//! not have; the driver sets the two names (the later lens's values) and
-//! teaches lens Gym's groups and presets before Gym initialises.
+//! The driver starts with the workarounds the released packages need
+//! (`support/gym_python.rs`).
 //!
 //! VictoriaMetrics gets the kit's `deploy/victoriametrics/otlp-relabel.yml`,
 //! which gives OTLP series the `job` (the fleet) and `instance` (the
@@ -41,34 +35,14 @@ use std::time::Duration;
 use gym_testkit::{require, Sample, TempDir, Tool, VictoriaMetrics};
 use serde_json::Value;
 
+use crate::support::gym_python::{self, driver};
 use crate::support::{deploy_file, fast_fleet_args, panel_queries, Fleet};
 
-/// The Python driver: `configure ENDPOINT RUN_ID SPAN_GROUPS` prints the
-/// environment Gym's `configure_telemetry_env` leaves (as JSON);
-/// `serve NAME SECONDS` records as one Gym resources server.
+/// The Python driver (after [`gym_python::PRELUDE`]): `configure ENDPOINT
+/// RUN_ID SPAN_GROUPS` prints the environment Gym's `configure_telemetry_env`
+/// leaves (as JSON); `serve NAME SECONDS` records as one Gym resources server.
 const DRIVER: &str = r#"
 import json, os, sys, time
-
-# nemo-gym 0.7.0 imports these from nemo.lens.semconv; nemo-lens 0.1.0 (PyPI) lacks
-# them, and Gym's telemetry then silently stays off. The values are later lens's.
-import nemo.lens.semconv as semconv
-semconv.NV_DL_RANK = getattr(semconv, "NV_DL_RANK", "nv.dl.rank")
-semconv.NV_DL_WORLD_SIZE = getattr(semconv, "NV_DL_WORLD_SIZE", "nv.dl.world_size")
-
-# lens 0.1.0 has no SpanRegistry, so Gym's span groups never register and any Gym
-# group in the spec fails Gym's setup: give lens Gym's groups and presets
-# (nemo_gym/telemetry/span_groups.py).
-from nemo.lens.groups import SpanGroup
-GYM = frozenset(["job", "server", "http_client", "rollout", "verify", "agent", "model_call", "sandbox"])
-SPINE = frozenset(["server", "http_client", "rollout"])
-if "rollout" not in SpanGroup.ALL_GROUPS:
-    SpanGroup.ALL_GROUPS = SpanGroup.ALL_GROUPS | GYM
-    SpanGroup._PRESETS = dict(
-        SpanGroup._PRESETS,
-        default=frozenset(["job"]) | SPINE,
-        per_rollout=frozenset(["verify", "agent", "model_call"]) | SPINE,
-        all=SpanGroup.ALL_GROUPS,
-    )
 
 from nemo_gym.telemetry import TelemetryConfig, configure_telemetry_env, init_telemetry, shutdown_telemetry
 from nemo_gym.telemetry import metrics
@@ -116,7 +90,7 @@ impl Gym {
         require(Tool::VictoriaMetrics);
         let dir = TempDir::new("nemo-gym-e2e").expect("a temp dir");
         let script = dir.path().join("gym_driver.py");
-        std::fs::write(&script, DRIVER).expect("the driver is written");
+        std::fs::write(&script, gym_python::script(DRIVER)).expect("the driver is written");
         Self {
             python,
             script,
@@ -133,13 +107,6 @@ impl Drop for Killed {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// The Python venv's interpreter running the driver with `args`, in `env` alone.
-fn driver(python: &Path, script: &Path, args: &[&str], env: &BTreeMap<String, String>) -> Command {
-    let mut cmd = Command::new(python);
-    cmd.arg(script).args(args).env_clear().envs(env);
-    cmd
 }
 
 /// The environment Gym's orchestrator hands its children, from Gym's own

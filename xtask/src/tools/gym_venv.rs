@@ -5,7 +5,8 @@
 //! nemo-gym 0.7.0 declares `Requires-Python >=3.13.14`, and no such
 //! interpreter is on this kind of machine (pyenv has 3.13.0); its wheel runs
 //! on 3.13.0, so it is installed with `--no-deps --ignore-requires-python`,
-//! then the packages its telemetry imports, by name and version.
+//! then the packages its telemetry and its HTTP client import, by name and
+//! version (the ones Gym pins, where it pins one).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,14 +18,29 @@ use super::run::checked;
 pub const NEMO_GYM_REQUIREMENT: &str = "nemo-gym==0.7.0";
 
 /// What Gym's telemetry imports: lens with its OpenTelemetry SDK (the
-/// versions the tests were written against), and Gym's configuration models.
+/// versions the tests were written against), and Gym's configuration
+/// models; then what `nemo_gym.server_utils` (Gym's HTTP client, which
+/// sends `traceparent`) imports. hydra-core 1.3 takes omegaconf below 2.4.
 pub const TELEMETRY_REQUIREMENTS: &[&str] = &[
     "nemo-lens[sdk]==0.1.0",
     "opentelemetry-sdk==1.45.2",
     "opentelemetry-exporter-otlp-proto-http==1.45.2",
     "opentelemetry-exporter-otlp-proto-grpc==1.45.2",
     "pydantic==2.14.4",
-    "omegaconf==2.4.0",
+    "omegaconf==2.3.1",
+    "aiohttp==3.14.5",
+    "fastapi==0.165.0",
+    "httptools==0.9.0",
+    "hydra-core==1.3.8",
+    "itsdangerous==2.2.0",
+    "openai==2.44.0",
+    "orjson==3.13.0",
+    "pydot==4.0.1",
+    "ray==2.60.0",
+    "requests==2.34.2",
+    "rich==15.0.0",
+    "uvicorn==0.55.0",
+    "yappi==1.7.6",
 ];
 
 /// The variable naming a Python 3.13 (or newer) to build the venv with.
@@ -34,7 +50,7 @@ pub const INTERPRETER_VAR: &str = "NEMO_GYM_PYTHON_INTERPRETER";
 /// packages' versions (so a venv that cannot import it is not "there").
 pub const VERSION_ARGS: &[&str] = &[
     "-c",
-    "import importlib.metadata as m, nemo_gym.telemetry.metrics; \
+    "import importlib.metadata as m, nemo_gym.telemetry.metrics, nemo_gym.server_utils; \
      print('nemo-gym', m.version('nemo-gym'), 'nemo-lens', m.version('nemo-lens'))",
 ];
 
@@ -75,7 +91,7 @@ pub fn provision(tools_dir: &Path, name: &str) -> Result<PathBuf, String> {
         ],
     )?;
     pip(
-        "pip install Gym's telemetry packages",
+        "pip install Gym's telemetry and HTTP client packages",
         TELEMETRY_REQUIREMENTS,
     )?;
     let script = format!(

@@ -2,6 +2,10 @@
 //! ids, signals, and the `fleet:` summary line; the scenarios both backends
 //! pass; the operator kit's files and the dashboard's queries.
 
+// The NeMo Gym tests: the otel one (`nemo_gym_e2e.rs`), the prom one
+// (`nemo_gym_trace_e2e.rs`).
+#[cfg(any(feature = "otel", feature = "prom"))]
+pub mod gym_python;
 pub mod scenarios;
 
 use std::collections::BTreeMap;

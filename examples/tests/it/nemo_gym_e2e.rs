@@ -209,8 +209,8 @@ fn reads(expr: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// The words of an expression outside its quoted strings.
-fn reads_tokens(expr: &str) -> BTreeSet<String> {
+/// `expr` with its quoted strings (label values, `label_replace`'s `$1`) left out.
+fn unquoted(expr: &str) -> String {
     let mut unquoted = String::new();
     let mut rest = expr;
     while let Some(i) = rest.find('"') {
@@ -220,6 +220,11 @@ fn reads_tokens(expr: &str) -> BTreeSet<String> {
     }
     unquoted.push_str(rest);
     unquoted
+}
+
+/// The words of an expression outside its quoted strings.
+fn reads_tokens(expr: &str) -> BTreeSet<String> {
+    unquoted(expr)
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
         .filter(|t| !t.is_empty())
         .map(str::to_string)
@@ -497,7 +502,7 @@ fn our_fleet_and_a_python_gym_server_are_one_fleet_in_victoria_metrics() {
             .into_iter()
             .filter(|t| t.contains(':'))
             .collect();
-        if expr.contains('$') || !unexpanded.is_empty() {
+        if unquoted(expr).contains('$') || !unexpanded.is_empty() {
             problems.push(format!(
                 "{what}: a variable or rule left in `{expr}`: {unexpanded:?}"
             ));

@@ -101,8 +101,9 @@ fn promtool_unit_tests_pass_and_cover_every_rule() {
 }
 
 /// The unit tests can fail: with a rule broken (the success-rate threshold moved, the
-/// all-fail fallback removed, the fleet size summed instead of maxed), `promtool test
-/// rules` must report failures.
+/// all-fail fallback removed, the fleet size summed instead of maxed, an HTTP process
+/// counted under both conventions, an old bound left in ms), `promtool test rules` must
+/// report failures.
 #[test]
 fn promtool_unit_tests_catch_a_broken_rule() {
     if gym_testkit::ran_in_child() {
@@ -121,6 +122,13 @@ fn promtool_unit_tests_catch_a_broken_rule() {
             "max by (job) (gym_servers_active)",
             "sum by (job) (gym_servers_active)",
         ),
+        // A process with both HTTP conventions counted twice.
+        (
+            "unless on (job, instance) http_server_request_duration_seconds_count",
+            "or on (job, instance) http_server_request_duration_seconds_count",
+        ),
+        // An old bound of three digits left in milliseconds.
+        (r#""le", "0.$1", "le""#, r#""le", "$1", "le""#),
     ];
     for (from, to) in mutations {
         assert!(

@@ -96,7 +96,8 @@ fn rule_labels(rule: &Value) -> String {
 }
 
 /// A recording rule: its expression returns, for the healthy fleet, series with exactly
-/// the labels its level promises (`job:`, `instance:`, `job_le:`, `instance_le:`), one per
+/// the labels its level promises (`job:`, `instance:`, `job_le:`, `instance_le:`, and per
+/// HTTP route `job_route:`, `job_route_le:`), one per
 /// server of the kind that records the instrument, with sensible values; and Prometheus has
 /// stored its result.
 fn check_recording(check: &Check, rule: &Value, result: &[Sample], problems: &mut Vec<String>) {
@@ -117,6 +118,15 @@ fn check_recording(check: &Check, rule: &Value, result: &[Sample], problems: &mu
         "instance" => set(&["job", "instance"]),
         "job_le" => set(&["job", "le"]),
         "instance_le" => set(&["job", "instance", "le"]),
+        // The HTTP rules, per route: a route's requests by method and status, its
+        // buckets by status.
+        "job_route" => set(&[
+            "job",
+            "http_route",
+            "http_request_method",
+            "http_response_status_code",
+        ]),
+        "job_route_le" => set(&["job", "http_route", "http_response_status_code", "le"]),
         other => return problems.push(format!("{name}: unknown level {other:?}")),
     };
     // The rule's own labels (quantile) are added by Prometheus when recording, not by

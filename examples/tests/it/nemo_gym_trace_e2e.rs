@@ -6,11 +6,12 @@
 //! A real Prometheus 2.53 with `exemplar-storage` scrapes our server; the
 //! exemplars it stores on our verify histogram carry exactly the trace ids
 //! of the Python rollouts. Python exports its spans to the console (lens'
-//! console exporter, one JSON object per line), so no trace backend runs.
+//! console exporter), so no trace backend runs.
 #![cfg(feature = "prom")]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 use gym_testkit::{require, Prometheus, TempDir, Tool};
 use serde_json::Value;
@@ -18,16 +19,17 @@ use serde_json::Value;
 use crate::resources_server::ResourcesServer;
 use crate::support::gym_python::{driver, script};
 
-/// `URL ROLLOUTS`: Gym's telemetry set up as its orchestrator would set it
-/// (span groups `default`: rollout and http_client), then each rollout a
-/// `POST URL` through Gym's HTTP client inside Gym's rollout span; prints
-/// one `GYM-TRACE {json}` line per rollout with its trace id.
+/// `URL ROLLOUTS OUT`: Gym's telemetry set up as its orchestrator would set
+/// it (span groups `default`: rollout and http_client), then each rollout a
+/// `POST URL` through Gym's HTTP client inside Gym's rollout span (3
+/// connection retries, 10 s per request); writes one JSON line per rollout,
+/// with its trace id, to the file OUT (stdout carries the spans).
 const CALLER: &str = r#"
 import asyncio, json, sys
 
 from nemo_gym.telemetry import TelemetryConfig, configure_telemetry_env, init_telemetry, shutdown_telemetry
 
-url, rollouts = sys.argv[1], int(sys.argv[2])
+url, rollouts, out = sys.argv[1], int(sys.argv[2]), open(sys.argv[3], "w")
 configure_telemetry_env(TelemetryConfig(
     enabled=True, exporter="console", span_groups="default", run_id="trace-e2e", metrics_enabled=False))
 handle = init_telemetry(server_name="python_agent", server_type="responses_api_agents")
@@ -35,16 +37,19 @@ if handle is None or not handle.is_exporting:
     sys.exit("Gym's telemetry is off")
 
 from opentelemetry import trace
+from aiohttp import ClientTimeout
 from nemo_gym.server_utils import GlobalAIOHTTPAsyncClientConfig, request, set_global_aiohttp_client
 from nemo_gym.telemetry.endpoints import traced_endpoint
 from nemo_gym.telemetry.span_groups import GymSpanGroup
 
 async def rollout(task_id):
     span = trace.get_current_span().get_span_context()
-    response = await request("POST", url, json={"task_id": task_id, "answer": "42"})
+    response = await request("POST", url, json={"task_id": task_id, "answer": "42"},
+                             _max_connection_retries=3, timeout=ClientTimeout(total=10))
     line = {"trace_id": format(span.trace_id, "032x"), "sampled": bool(span.trace_flags.sampled),
             "status": response.status}
-    print("GYM-TRACE " + json.dumps(line), flush=True)
+    out.write(json.dumps(line) + "\n")
+    out.flush()
 
 async def main():
     set_global_aiohttp_client(GlobalAIOHTTPAsyncClientConfig())
@@ -53,11 +58,14 @@ async def main():
         await traced(task_id)
 
 asyncio.run(main())
+out.close()
 shutdown_telemetry()
 "#;
 
 /// Rollouts the Python client makes.
 const ROLLOUTS: usize = 5;
+/// How long the Python client may take (importing Gym takes a few seconds).
+const CALLER_DEADLINE: Duration = Duration::from_secs(90);
 
 #[test]
 fn a_python_gym_rollouts_trace_id_is_the_exemplar_on_our_verify_histogram() {
@@ -78,23 +86,40 @@ fn a_python_gym_rollouts_trace_id_is_the_exemplar_on_our_verify_histogram() {
     let path = dir.path().join("gym_caller.py");
     std::fs::write(&path, script(CALLER)).expect("the caller is written");
     let url = format!("http://{}/verify", server.verify);
+    let lines = dir.path().join("rollouts.jsonl");
     let env = BTreeMap::from([("HOME".to_string(), dir.path().display().to_string())]);
-    let out = driver(&python, &path, &[&url, &ROLLOUTS.to_string()], &env)
-        .output()
-        .expect("the Gym caller runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rollouts: Vec<Value> = stdout
-        .lines()
-        .filter_map(|l| l.strip_prefix("GYM-TRACE "))
+    let args = [
+        url.as_str(),
+        &ROLLOUTS.to_string(),
+        &lines.display().to_string(),
+    ];
+    // Its output goes to files: a pipe nobody reads while we wait could fill.
+    let log = dir.path().join("caller.log");
+    let stderr = std::fs::File::create(&log).expect("the caller's log");
+    let mut caller = driver(&python, &path, &args, &env)
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .expect("the Gym caller starts");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = caller.try_wait().expect("the Gym caller is waited for") {
+            break status;
+        }
+        if started.elapsed() > CALLER_DEADLINE {
+            let _ = caller.kill();
+            let _ = caller.wait();
+            panic!("the Gym caller took more than {CALLER_DEADLINE:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let stderr = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(status.success(), "{status}\n{stderr}");
+    let text = std::fs::read_to_string(&lines).expect("the caller wrote its rollouts");
+    let rollouts: Vec<Value> = (text.lines())
         .map(|l| serde_json::from_str(l).expect("a rollout line"))
         .collect();
-    assert_eq!(rollouts.len(), ROLLOUTS, "{stdout}");
+    assert_eq!(rollouts.len(), ROLLOUTS, "{text}");
     for r in &rollouts {
         assert_eq!(
             (&r["sampled"], &r["status"]),

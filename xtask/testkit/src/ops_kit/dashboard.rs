@@ -127,7 +127,8 @@ pub(super) fn check_dashboard(
                     "{what}: reads {unknown:?}, which Prometheus does not hold"
                 ));
             }
-            let is_http = raw.contains("http_server_request_duration");
+            // The HTTP panels read the raw series or the HTTP rules over them.
+            let is_http = raw.contains("http_server_request");
             if is_http && !http_exported {
                 if !result.is_empty() {
                     problems.push(format!("{what}: data without the HTTP series? {result:?}"));

@@ -57,8 +57,17 @@ enum Source {
     Process(ProcessValue),
 }
 
-/// One HTTP series: its attribute labels (sorted by name) and its counts.
-pub(crate) type HttpSeries = (Vec<(&'static str, &'static str)>, HistogramSnapshot);
+/// A series' own labels, sorted by name.
+pub(crate) type Labels = Vec<(&'static str, &'static str)>;
+
+/// One HTTP series: its attribute labels and its counts.
+pub(crate) type HttpSeries = (Labels, HistogramSnapshot);
+
+/// How the `prometheus` registry's `gather` orders a family's series: by
+/// label count, then value by value.
+pub(crate) fn gather_order(a: &Labels, b: &Labels) -> std::cmp::Ordering {
+    (a.len().cmp(&b.len())).then_with(|| a.iter().map(|l| l.1).cmp(b.iter().map(|l| l.1)))
+}
 
 /// What one of our families shows in one scrape.
 #[derive(Clone, Copy, Debug)]
@@ -320,7 +329,7 @@ impl Readings {
             .into_iter()
             .map(|(key, counts)| (HttpSeriesKey::labels(&key), counts))
             .collect();
-        http.sort_by(|(a, _), (b, _)| http_old::gather_order(a, b));
+        http.sort_by(|(a, _), (b, _)| gather_order(a, b));
         Self {
             rollouts: m.rollout_duration.snapshot(),
             verifications,

@@ -7,13 +7,9 @@
 //! 0 ns (which no monotonic clock gives) would count in `le="5"`, not in
 //! `le="0"`. The old metric had no native buckets, and has none here.
 
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use super::gym::HttpSeries;
-
-/// Labels, sorted by name.
-pub(crate) type Labels = Vec<(&'static str, &'static str)>;
+use super::gym::{gather_order, HttpSeries, Labels};
 
 /// One old series: its labels, its counts per bucket (`le="0"` first,
 /// `+Inf` last) and its sum in milliseconds.
@@ -51,12 +47,6 @@ pub(crate) fn derive(stable: &[HttpSeries]) -> Vec<OldHttpSeries> {
         .collect();
     series.sort_by(|a, b| gather_order(&a.0, &b.0));
     series
-}
-
-/// How the `prometheus` registry's `gather` orders a family's series: by
-/// label count, then value by value.
-pub(crate) fn gather_order(a: &Labels, b: &Labels) -> Ordering {
-    (a.len().cmp(&b.len())).then_with(|| a.iter().map(|l| l.1).cmp(b.iter().map(|l| l.1)))
 }
 
 #[cfg(test)]

@@ -317,13 +317,16 @@ fn quantile_row(row: &serde_json::Value) -> Vec<String> {
     let error = |k| fmt(off(k), 1, " %", "–");
     let [exact, native, classic] = ["exact", "native", "classic"].map(|k| dash(g(k), 2));
     let name = row.get("distribution").and_then(|d| d.as_str());
-    let (name, q) = (name.unwrap_or("–"), dash(g("q").map(|q| 100.0 * q), 0));
-    let estimates = [native, error("native"), classic, error("classic")];
-    [
-        vec![name.into(), format!("p{q}"), exact],
-        estimates.to_vec(),
+    let q = dash(g("q").map(|q| 100.0 * q), 0);
+    vec![
+        name.unwrap_or("–").into(),
+        format!("p{q}"),
+        exact,
+        native,
+        error("native"),
+        classic,
+        error("classic"),
     ]
-    .concat()
 }
 
 /// The History section: its prose, and the history file as a table, one row
@@ -405,13 +408,14 @@ pub fn markdown(r: &Results) -> String {
         let to = to.map(|c| ("prometheus-client", c));
         p.push(times(t, &rows, None, to, None));
         let bytes = |k: &str| r.scrape.num(&format!("/render_bytes/{k}"));
-        let ours = ["", " OpenMetrics", " protobuf"].map(|f| format!("gym-metrics-prom{f}"));
-        let peers = ["prometheus", "prometheus-client"].map(String::from);
-        let sizes: Vec<_> = ours
-            .iter()
-            .chain(&peers)
-            .map(|k| (k.as_str(), dash(bytes(k), 0)))
-            .collect();
+        let renderers = [
+            "gym-metrics-prom",
+            "gym-metrics-prom OpenMetrics",
+            "gym-metrics-prom protobuf",
+            "prometheus",
+            "prometheus-client",
+        ];
+        let sizes = renderers.map(|k| (k, dash(bytes(k), 0)));
         p.push(format!("\n{}", t.fill("render_sizes", &sizes)));
     }
     if r.scrape.at("/record_while_scraping").is_some() {

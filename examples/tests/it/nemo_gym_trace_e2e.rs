@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use gym_testkit::{require, Prometheus, TempDir, Tool};
+use gym_testkit::{require, scrape_config, Prometheus, TempDir, Tool};
 use serde_json::Value;
 
 use crate::resources_server::ResourcesServer;
@@ -76,10 +76,7 @@ fn a_python_gym_rollouts_trace_id_is_the_exemplar_on_our_verify_histogram() {
     require(Tool::Prometheus);
     let server = ResourcesServer::start();
     let metrics = server.metrics.expect("a prom build serves /metrics");
-    let config = format!(
-        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: gym\n    \
-         static_configs:\n      - targets: ['{metrics}']\n"
-    );
+    let config = scrape_config(&[metrics.to_string()], Duration::from_secs(1));
     let prometheus = Prometheus::start_with_features(&config, &["exemplar-storage"]).unwrap();
 
     let dir = TempDir::new("gym-trace-e2e").expect("a temp dir");

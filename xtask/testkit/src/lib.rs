@@ -51,7 +51,7 @@ pub use http::{http_get, http_post, Response};
 pub use http_server::{send_mix, send_raw, serve_layered, MIX, ROUTES};
 pub use ops_kit::{check_everything, rule_names, AlertExpectation, DeployKit, Topology};
 pub use port::{free_port, free_port_block};
-pub use prometheus::Prometheus;
+pub use prometheus::{scrape_config, Prometheus};
 pub use promtool::{contract_findings, promtool_check_metrics};
 pub use rotel::Rotel;
 pub use sample::{RawSeries, Sample};

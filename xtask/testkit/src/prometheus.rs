@@ -202,8 +202,10 @@ enum Mode {
     Agent,
 }
 
-/// A `prometheus.yml` scraping `targets` as job `gym` every `interval`.
-fn scrape_config(targets: &[String], interval: Duration) -> String {
+/// A `prometheus.yml` scraping `targets` as job `gym` every `interval`
+/// (for [`Prometheus::start_with_features`] where [`Prometheus::start`]
+/// needs feature flags).
+pub fn scrape_config(targets: &[String], interval: Duration) -> String {
     let every = format!("{}ms", interval.as_millis().max(1));
     let list = targets
         .iter()

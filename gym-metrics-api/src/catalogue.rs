@@ -256,6 +256,61 @@ impl Instrument {
         7500.0, 10000.0,
     ];
 
+    /// NeMo Gym's memory gauges (nemo-gym 0.7.0, `telemetry/memory.py`),
+    /// under Gym's names, units and descriptions: per launched server (its
+    /// process tree's memory, its sampled peak, its process count) and for
+    /// the host. Only an orchestrator with Gym's memory profiling on
+    /// exports them, as Gym's orchestrator does.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::{Instrument, InstrumentKind};
+    /// let names: Vec<&str> = Instrument::GYM_MEMORY.iter().map(|i| i.name).collect();
+    /// assert_eq!(names[0], "gym.server.memory.usage");
+    /// assert!(Instrument::GYM_MEMORY.iter().all(|i| i.kind == InstrumentKind::Gauge));
+    /// ```
+    pub const GYM_MEMORY: [Instrument; 7] = [
+        Self::memory_gauge(
+            "gym.server.memory.usage",
+            "By",
+            "Current memory used by a Gym server and its descendants.",
+        ),
+        Self::memory_gauge(
+            "gym.server.memory.sampled_peak",
+            "By",
+            "Largest sampled memory usage for a Gym server and its descendants.",
+        ),
+        Self::memory_gauge(
+            "gym.server.processes",
+            "{process}",
+            "Processes currently attributed to a Gym server.",
+        ),
+        Self::memory_gauge("gym.host.memory.usage", "By", "Current host memory in use."),
+        Self::memory_gauge(
+            "gym.host.memory.available",
+            "By",
+            "Current host memory available without swapping.",
+        ),
+        Self::memory_gauge("gym.host.memory.total", "By", "Total host memory."),
+        Self::memory_gauge(
+            "gym.host.memory.sampled_peak",
+            "By",
+            "Largest sampled host memory usage.",
+        ),
+    ];
+
+    const fn memory_gauge(
+        name: &'static str,
+        unit: &'static str,
+        description: &'static str,
+    ) -> Instrument {
+        Instrument {
+            name,
+            kind: InstrumentKind::Gauge,
+            unit: Some(unit),
+            description,
+        }
+    }
+
     /// Every instrument a backend exports, in a stable order.
     ///
     /// ```
@@ -319,6 +374,7 @@ mod tests {
         names.push(Instrument::SERVER_REQUEST_DURATION.name);
         names.push(Instrument::HTTP_SERVER_REQUEST_DURATION.name);
         names.push(Instrument::HTTP_SERVER_DURATION_OLD.name);
+        names.extend(Instrument::GYM_MEMORY.iter().map(|i| i.name));
         let before = names.len();
         names.sort_unstable();
         names.dedup();

@@ -195,6 +195,37 @@ impl FleetSize {
         self.recorder.publish_fleet_targets(targets);
     }
 
+    /// Publishes the processes the orchestrator launched: each server's
+    /// [`Role`] and pid, the whole list, replacing the last one. With NeMo
+    /// Gym's memory profiling on (`NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED`),
+    /// the backend samples their process trees and the host and exports
+    /// Gym's memory gauges, as Gym's orchestrator does. Never fails, never
+    /// blocks on the sampling.
+    ///
+    /// ```
+    /// # use std::sync::Mutex;
+    /// # use gym_metrics_api::backend::Recorder;
+    /// # use gym_metrics_api::{install, Role};
+    /// # static PIDS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+    /// # struct Pids(Role);
+    /// # impl Recorder for Pids {
+    /// #     fn role(&self) -> &Role { &self.0 }
+    /// #     fn record_rollout_duration_ms(&self, _ms: f64) {}
+    /// #     fn record_verify_ms(&self, _ms: f64, _ok: bool) {}
+    /// #     fn record_active_servers(&self, _n: u64) {}
+    /// #     fn publish_processes(&self, s: &[(Role, u32)]) { *PIDS.lock().unwrap() = s.iter().map(|p| p.1).collect() }
+    /// # }
+    /// let fleet = install(Pids(Role::orchestrator())).unwrap().fleet_size().unwrap();
+    /// fleet.publish_processes(&[(Role::server("math-0", "resources_servers"), 4242)]);
+    /// assert_eq!(*PIDS.lock().unwrap(), [4242]);
+    /// ```
+    pub fn publish_processes(&self, servers: &[(Role, u32)]) {
+        if COMPILED_OFF {
+            return;
+        }
+        self.recorder.publish_processes(servers);
+    }
+
     /// Writes the fleet's scrape targets to `path` for `file_sd_configs`:
     /// the same JSON as `GET /sd`, replaced atomically (a temporary file
     /// beside it, renamed over it), so a reader never sees half a list.

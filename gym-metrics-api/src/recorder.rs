@@ -194,6 +194,36 @@ pub trait Recorder: Send + Sync + 'static {
         let _ = targets;
     }
 
+    /// The processes the orchestrator launched, one per server with its
+    /// [`Role`] and pid, the whole list each time (orchestrator only:
+    /// forwarded by [`crate::FleetSize::publish_processes`]). A backend with
+    /// NeMo Gym's memory profiling on samples their process trees, as Gym's
+    /// orchestrator does ([`crate::backend::Instrument::GYM_MEMORY`]); the default
+    /// keeps nothing.
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// use gym_metrics_api::backend::Recorder;
+    /// use gym_metrics_api::Role;
+    /// struct Pids(Role, Mutex<Vec<u32>>);
+    /// impl Recorder for Pids {
+    ///     fn role(&self) -> &Role { &self.0 }
+    ///     fn record_rollout_duration_ms(&self, _ms: f64) {}
+    ///     fn record_verify_ms(&self, _ms: f64, _ok: bool) {}
+    ///     fn record_active_servers(&self, _n: u64) {}
+    ///     fn publish_processes(&self, servers: &[(Role, u32)]) {
+    ///         *self.1.lock().unwrap() = servers.iter().map(|(_, pid)| *pid).collect();
+    ///     }
+    /// }
+    /// let r = Pids(Role::orchestrator(), Mutex::new(Vec::new()));
+    /// r.publish_processes(&[(Role::server("math-0", "resources_servers"), 4242)]);
+    /// assert_eq!(*r.1.lock().unwrap(), [4242]);
+    /// ```
+    #[inline]
+    fn publish_processes(&self, servers: &[(Role, u32)]) {
+        let _ = servers;
+    }
+
     /// The span groups whose call sites record (NeMo Gym's `…_SPAN_GROUPS`):
     /// read once, at install, into the facade's gate
     /// ([`crate::group_enabled`]). The default is every group.

@@ -14,6 +14,7 @@
 //! | `bridge` (feature `metrics-bridge`) | the `metrics` crate bridged into a backend: registry, series, cardinality cap, recorder, over a backend's storage |
 //! | [`install`] | the one install sequence of every backend's `install` |
 //! | `process` (feature `process`) | this process's CPU, memory, descriptors and threads, from /proc |
+//! | `memory` (feature `process`) | NeMo Gym's memory gauges: an orchestrator's servers' process trees and the host, sampled every interval |
 //! | `tls` (feature `tls`) | the one PEM loader: certificates and private keys |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
@@ -25,6 +26,8 @@ pub mod env;
 mod error;
 pub mod file;
 pub mod install;
+#[cfg(feature = "process")]
+pub mod memory;
 pub mod naming;
 mod per_thread;
 #[cfg(feature = "process")]

@@ -794,7 +794,8 @@ impl OtelBuilder {
             crate::process_instruments::register(&crate::recorder::gym_meter(&provider));
         }
         let recorder = OtelRecorder::new(&provider, self.role, &self.boundaries, self.http_old)
-            .with_span_groups(self.gym.span_groups());
+            .with_span_groups(self.gym.span_groups())
+            .with_memory_profiling(&provider, self.gym.memory_profiling());
         let guard = OtelGuard::new(Some(provider.clone()), self.shutdown_timeout);
         #[cfg(feature = "metrics-bridge")]
         let guard = match self.metrics_bridge {

@@ -59,6 +59,7 @@ mod guard;
 mod gym_settings;
 mod histogram_aggregation;
 mod http_attributes;
+mod memory_instruments;
 mod meter_provider;
 #[cfg(feature = "metrics-bridge")]
 mod metrics_bridge;

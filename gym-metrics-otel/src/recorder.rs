@@ -2,9 +2,11 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use gym_metrics_api::backend::{Boundaries, Instrument, Recorder, SpanGroups};
 use gym_metrics_api::{HttpServerRequest, Role};
+use gym_metrics_kit::memory::MemoryProfiler;
 use gym_metrics_kit::VerifyTally;
 use gym_metrics_kit::SCOPE_NAME;
 use gym_metrics_kit::SCOPE_VERSION;
@@ -60,6 +62,8 @@ pub struct OtelRecorder {
     /// The old `http.server.duration` (ms), when `http/dup` asks for it.
     http_server_old: Option<Histogram<f64>>,
     span_groups: SpanGroups,
+    /// Gym's memory profiling: only for a role that writes the fleet size.
+    memory: Option<Arc<MemoryProfiler>>,
 }
 
 impl OtelRecorder {
@@ -106,7 +110,24 @@ impl OtelRecorder {
             tally,
             role,
             span_groups: SpanGroups::ALL,
+            memory: None,
         }
+    }
+
+    /// The same recorder with Gym's memory profiling every `interval`, and
+    /// its gauges on `provider`, when the role writes the fleet size (an
+    /// orchestrator, as in Gym).
+    pub(crate) fn with_memory_profiling(
+        mut self,
+        provider: &SdkMeterProvider,
+        interval: Option<Duration>,
+    ) -> Self {
+        if let Some(interval) = interval.filter(|_| self.role.writes_fleet_size()) {
+            let profiler = MemoryProfiler::start(interval);
+            crate::memory_instruments::register(&gym_meter(provider), &profiler);
+            self.memory = Some(profiler);
+        }
+        self
     }
 
     /// The same recorder, declaring `groups` (NeMo Gym's `…_SPAN_GROUPS`)
@@ -208,6 +229,12 @@ impl Recorder for OtelRecorder {
             .record(request.duration_s(), &http_attributes(request));
         if let Some(old) = &self.http_server_old {
             old.record(request.duration_s() * 1000.0, &http_old_attributes(request));
+        }
+    }
+
+    fn publish_processes(&self, servers: &[(Role, u32)]) {
+        if let Some(memory) = &self.memory {
+            memory.set_servers(servers);
         }
     }
 }

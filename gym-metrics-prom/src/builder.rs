@@ -15,6 +15,7 @@ use crate::endpoint::{Endpoint, Protection};
 use crate::endpoint_env::EndpointEnv;
 use crate::error::{BuildError, ConfigError};
 use crate::exposition::gym::GymFamilies;
+use crate::exposition::memory::MemoryFamilies;
 use crate::exposition::Exposition;
 use crate::guard::PrometheusGuard;
 use crate::handle::PrometheusHandle;
@@ -496,12 +497,18 @@ impl PrometheusBuilder {
             &self.resource_attributes,
             &self.gym,
         );
-        let metrics = Arc::new(GymMetrics::new(self.role, self.boundaries, self.native));
+        let metrics = GymMetrics::new(self.role, self.boundaries, self.native)
+            .with_memory_profiling(self.gym.memory_profiling());
+        let metrics = Arc::new(metrics);
         let process =
             self.process_metrics && gym_metrics_kit::process::available("gym-metrics-prom");
         let families = GymFamilies::new(Arc::clone(&metrics), &resource, process, self.http_old);
         let families = Arc::new(families);
         let exposition = Exposition::new(Arc::clone(&families));
+        let exposition = match &metrics.memory {
+            Some(profiler) => exposition.with_later(MemoryFamilies::new(Arc::clone(profiler))),
+            None => exposition,
+        };
         let fleet_sd = metrics.fleet_sd.clone();
         #[cfg(feature = "metrics-bridge")]
         let (exposition, bridge) = match self.metrics_bridge {

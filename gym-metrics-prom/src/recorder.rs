@@ -100,6 +100,13 @@ impl Recorder for PrometheusRecorder {
             sd.publish(targets);
         }
     }
+
+    fn publish_processes(&self, servers: &[(Role, u32)]) {
+        // Only an orchestrator with Gym's memory profiling on has a profiler.
+        if let Some(memory) = &self.metrics.memory {
+            memory.set_servers(servers);
+        }
+    }
 }
 
 #[cfg(test)]

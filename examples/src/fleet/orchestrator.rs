@@ -494,6 +494,10 @@ impl Orchestrator {
         }
         if membership {
             self.publish_size(self.roster.live_servers());
+            if let Some(fleet) = self.fleet_size {
+                // Sampled only with Gym's memory profiling on.
+                fleet.publish_processes(&self.roster.processes());
+            }
             if let Some(warning) = self.discovery.changed(&self.roster) {
                 self.view.warn(&warning);
             }

@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use gym_metrics_api::Role;
 use tokio::process::ChildStdin;
 use tokio::sync::oneshot;
 
@@ -154,6 +155,15 @@ impl Roster {
         self.of(Kind::Server)
             .filter(|m| matches!(m.health, Health::Running | Health::Stopping))
             .count() as u64
+    }
+
+    /// Each member not yet exited, as Gym's memory profiling samples it:
+    /// its role and the pid it was launched with.
+    pub fn processes(&self) -> Vec<(Role, u32)> {
+        (self.members.iter())
+            .filter(|m| !matches!(m.health, Health::Exited(_) | Health::Crashed(_)))
+            .filter_map(|m| Some((Role::server(&m.name, m.kind.server_type()), m.pid?)))
+            .collect()
     }
 
     /// The members of one kind.

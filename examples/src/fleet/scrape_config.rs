@@ -50,6 +50,24 @@ impl ScrapeSecurity {
     }
 }
 
+/// The orchestrator's memory gauges (NeMo Gym's memory profiling) name the
+/// server they measure in `nemo_gym_server_name`/`_type`, which meet the
+/// orchestrator's own discovered labels: Prometheus keeps the discovered
+/// ones and renames the scraped ones `exported_…`. These rules put the
+/// scraped names back (where there is one), as a Gym orchestrator's reach
+/// Prometheus over OTLP, and drop the `exported_…` copies (on `target_info`
+/// they equal the discovered ones).
+const SERVER_LABELS_OF_MEMORY_GAUGES: &str = "    metric_relabel_configs:
+      - source_labels: [exported_nemo_gym_server_name]
+        regex: (.+)
+        target_label: nemo_gym_server_name
+      - source_labels: [exported_nemo_gym_server_type]
+        regex: (.+)
+        target_label: nemo_gym_server_type
+      - regex: exported_nemo_gym_server_(name|type)
+        action: labeldrop
+";
+
 /// A YAML single-quoted scalar.
 fn quoted(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
@@ -69,10 +87,11 @@ pub fn render(sd_url: &str, security: &ScrapeSecurity) -> String {
         "# Written by gym-fleet: prometheus --config.file=THIS_FILE\n\
          # The orchestrator lists every live process (itself included) at {sd_url}.\n\
          global:\n  scrape_interval: {interval}s\n  evaluation_interval: {interval}s\n\
-         scrape_configs:\n  - job_name: gym-fleet\n{scheme}{job}    http_sd_configs:\n      - url: {url}\n        refresh_interval: {interval}s\n{sd}",
+         scrape_configs:\n  - job_name: gym-fleet\n{scheme}{job}    http_sd_configs:\n      - url: {url}\n        refresh_interval: {interval}s\n{sd}{relabel}",
         job = security.client_lines("    "),
         url = quoted(sd_url),
         sd = security.client_lines("        "),
+        relabel = SERVER_LABELS_OF_MEMORY_GAUGES,
     )
 }
 
@@ -97,6 +116,10 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("static_configs"), "{text}");
+        assert!(
+            text.ends_with(super::SERVER_LABELS_OF_MEMORY_GAUGES),
+            "{text}"
+        );
         assert!(text.contains("scrape_interval: 1s"));
         assert!(text.contains("refresh_interval: 1s"));
         assert!(!text.contains("https") && !text.contains("basic_auth"));

@@ -58,6 +58,18 @@ impl Drop for Scratch {
 /// A fleet of `servers` + `agents` at a low request rate, its `/metrics`
 /// ports from `base`, running at most `secs`.
 fn start_fleet(servers: usize, agents: usize, base: u16, secs: u64, extra: &[String]) -> Fleet {
+    start_fleet_with(servers, agents, base, secs, extra, &[])
+}
+
+/// [`start_fleet`] in the environment `env`.
+fn start_fleet_with(
+    servers: usize,
+    agents: usize,
+    base: u16,
+    secs: u64,
+    extra: &[String],
+    env: &[(&str, String)],
+) -> Fleet {
     let mut args: Vec<String> = [
         "--servers",
         &servers.to_string(),
@@ -83,7 +95,7 @@ fn start_fleet(servers: usize, agents: usize, base: u16, secs: u64, extra: &[Str
     .map(String::from)
     .to_vec();
     args.extend_from_slice(extra);
-    let fleet = Fleet::start(&args, &[]);
+    let fleet = Fleet::start(&args, env);
     fleet
         .wait_line(WAIT, |l| l.starts_with("processes:"))
         .unwrap_or_else(|| panic!("the fleet did not start:\n{}", fleet.output()));
@@ -207,7 +219,9 @@ fn prometheus_discovers_every_process_from_the_orchestrator_and_drops_a_killed_o
     let config = scratch.path("prometheus.yml");
     let file_sd = scratch.path("fleet.json");
     let base = free_port_block((1 + SERVERS + AGENTS) as u16);
-    let fleet = start_fleet(
+    // NeMo Gym's memory profiling on: the orchestrator's memory gauges name
+    // each launched server.
+    let fleet = start_fleet_with(
         SERVERS,
         AGENTS,
         base,
@@ -218,6 +232,7 @@ fn prometheus_discovers_every_process_from_the_orchestrator_and_drops_a_killed_o
             "--file-sd".into(),
             file_sd.display().to_string(),
         ],
+        &[("NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED", "1".into())],
     );
     // Prometheus runs the configuration exactly as gym-fleet wrote it.
     let yaml = std::fs::read_to_string(&config).unwrap();
@@ -268,6 +283,45 @@ fn prometheus_discovers_every_process_from_the_orchestrator_and_drops_a_killed_o
     let all_names: BTreeSet<String> = want.iter().map(|w| w.0.clone()).collect();
     assert_eq!(listed_names(&sd_document(&sd_url)), all_names);
     assert_eq!(file_sd_names(&file_sd), all_names);
+    // Gym's memory gauges, one per launched process under its own name (the
+    // written relabelling puts it back over the orchestrator's discovered
+    // one), all from the orchestrator's target.
+    let launched: BTreeSet<String> = all_names
+        .iter()
+        .filter(|n| *n != "orchestrator")
+        .cloned()
+        .collect();
+    let memory = |want: &BTreeSet<String>| {
+        let want = want.clone();
+        prometheus
+            .wait_for(
+                "gym_server_memory_usage_bytes{memory_type=\"rss\"}",
+                WAIT,
+                move |s| {
+                    let named: BTreeSet<String> = s
+                        .iter()
+                        .map(|x| x.labels["nemo_gym_server_name"].clone())
+                        .collect();
+                    named == want && s.len() == want.len()
+                },
+            )
+            .unwrap_or_else(|e| panic!("{e}\n{}", context()))
+    };
+    for sample in memory(&launched) {
+        let labels = &sample.labels;
+        assert_eq!(
+            labels["instance"],
+            format!("127.0.0.1:{base}"),
+            "{labels:?}"
+        );
+        assert!(
+            labels.keys().all(|k| !k.starts_with("exported_nemo_gym")),
+            "{labels:?}"
+        );
+        assert!(["resources_servers", "responses_api_agents"]
+            .contains(&labels["nemo_gym_server_type"].as_str()));
+        assert!(sample.value > 1e6, "{sample:?}");
+    }
 
     // SIGKILL one server: its target leaves /sd, the file, and Prometheus.
     let victim = "resources-1";
@@ -283,6 +337,9 @@ fn prometheus_discovers_every_process_from_the_orchestrator_and_drops_a_killed_o
     rest.remove(victim);
     assert_eq!(listed_names(&sd_document(&sd_url)), rest);
     assert_eq!(file_sd_names(&file_sd), rest);
+    let mut alive = launched.clone();
+    alive.remove(victim);
+    memory(&alive);
     prometheus
         .wait_for("gym_servers_active", WAIT, |s| {
             s.len() == 1 && s[0].value == (SERVERS - 1) as f64

@@ -8,10 +8,12 @@
 //! Unlike Gym (which logs and turns telemetry off), a bad value is an error
 //! naming the variable that held it.
 
+use std::time::Duration;
+
 use gym_metrics_api::backend::SpanGroups;
 use gym_metrics_api::{Group, Role};
 
-use crate::env::{parse_bool, Booleans, EnvVars};
+use crate::env::{parse_bool, parse_number, Booleans, EnvVars};
 use crate::resource::new_instance_id;
 use crate::ConfigError;
 
@@ -37,6 +39,11 @@ const SERVICE_NAME_PER_SERVER: Pair = [
     "NEMO_LENS_SERVICE_NAME_PER_SERVER",
 ];
 const SPAN_GROUPS: Pair = ["NEMO_GYM_OTEL_SPAN_GROUPS", "NEMO_LENS_SPAN_GROUPS"];
+/// Gym's memory profiling: only the `NEMO_GYM_OTEL_` names, as Gym reads them.
+const MEMORY_PROFILING_ENABLED: &str = "NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED";
+const MEMORY_PROFILING_INTERVAL: &str = "NEMO_GYM_OTEL_MEMORY_PROFILING_INTERVAL_SECONDS";
+/// Gym's default interval between memory samples.
+const MEMORY_PROFILING_DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 
 /// What Gym's exporter setting (`…_EXPORTER`) may say: the two exporters Gym
 /// supports.
@@ -75,6 +82,8 @@ struct Sourced<T> {
 /// | `RUN_ID` | `nemo.run.id` | `SLURM_JOB_ID`, else minted |
 /// | `SERVICE_NAME_PER_SERVER` | `service.name` = `<base>/<server>`, else `<base>` | true |
 /// | `SPAN_GROUPS` | groups and presets recorded | every group |
+/// | `MEMORY_PROFILING_ENABLED` (Gym name only) | an orchestrator samples its servers' memory | off |
+/// | `MEMORY_PROFILING_INTERVAL_SECONDS` (Gym name only) | seconds between samples (> 0) | 1 |
 ///
 /// Booleans are `1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`
 /// (case-insensitive).
@@ -103,6 +112,7 @@ pub struct GymEnv {
     run_id: String,
     service_name_per_server: bool,
     span_groups: Option<Sourced<SpanGroups>>,
+    memory_profiling: Option<Duration>,
 }
 
 impl Default for GymEnv {
@@ -116,6 +126,7 @@ impl Default for GymEnv {
             run_id: mint_run_id(),
             service_name_per_server: true,
             span_groups: None,
+            memory_profiling: None,
         }
     }
 }
@@ -128,7 +139,7 @@ impl GymEnv {
     /// let names = gym_metrics_kit::env::GymEnv::VARIABLES;
     /// assert!(names.contains(&"NEMO_GYM_OTEL_SPAN_GROUPS") && names.contains(&"SLURM_JOB_ID"));
     /// ```
-    pub const VARIABLES: [&'static str; 13] = [
+    pub const VARIABLES: [&'static str; 15] = [
         ENABLED[0],
         ENABLED[1],
         METRICS_ENABLED[0],
@@ -142,6 +153,8 @@ impl GymEnv {
         SPAN_GROUPS[0],
         SPAN_GROUPS[1],
         SLURM_JOB_ID,
+        MEMORY_PROFILING_ENABLED,
+        MEMORY_PROFILING_INTERVAL,
     ];
 
     /// Reads Gym's variables through `lookup` (the process environment in a
@@ -211,6 +224,20 @@ impl GymEnv {
                 })
             })
             .transpose()?;
+        // Validated even while profiling is off, as Gym's config model does.
+        let interval = get([MEMORY_PROFILING_INTERVAL; 2])
+            .map(|(variable, raw)| {
+                const EXPECTED: &str = "a positive number of seconds, e.g. 1 or 0.5";
+                let seconds: f64 = parse_number(variable, &raw, EXPECTED)?;
+                Duration::try_from_secs_f64(seconds)
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .ok_or_else(|| ConfigError::invalid(variable, &raw, EXPECTED))
+            })
+            .transpose()?;
+        let memory_profiling = flag([MEMORY_PROFILING_ENABLED; 2])?
+            .filter(|f| f.value)
+            .map(|_| interval.unwrap_or(MEMORY_PROFILING_DEFAULT_INTERVAL));
         let slurm = vars
             .first(&[SLURM_JOB_ID])
             .map(|(_, id)| id.trim().to_string());
@@ -224,6 +251,7 @@ impl GymEnv {
                 .unwrap_or_else(mint_run_id),
             service_name_per_server: flag(SERVICE_NAME_PER_SERVER)?.is_none_or(|f| f.value),
             span_groups,
+            memory_profiling,
         })
     }
 
@@ -284,6 +312,27 @@ impl GymEnv {
     /// ```
     pub fn run_id(&self) -> &str {
         &self.run_id
+    }
+
+    /// The interval between memory samples when Gym's memory profiling is
+    /// on (`NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED`), else `None`. Only an
+    /// orchestrator samples, as in Gym: the servers it launched and the host
+    /// (`gym_metrics_kit::memory`, feature `process`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use gym_metrics_kit::env::GymEnv;
+    /// let env = GymEnv::read(|n| match n {
+    ///     "NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED" => Some("1".to_string()),
+    ///     "NEMO_GYM_OTEL_MEMORY_PROFILING_INTERVAL_SECONDS" => Some("0.5".to_string()),
+    ///     _ => None,
+    /// })?;
+    /// assert_eq!(env.memory_profiling(), Some(Duration::from_millis(500)));
+    /// assert_eq!(GymEnv::default().memory_profiling(), None);
+    /// # Ok::<(), gym_metrics_kit::ConfigError>(())
+    /// ```
+    pub fn memory_profiling(&self) -> Option<Duration> {
+        self.memory_profiling
     }
 
     /// The groups this process records: `…_SPAN_GROUPS`, or every group.
@@ -515,6 +564,12 @@ mod tests {
             ("NEMO_LENS_EXPORTER", "none"),
             ("NEMO_GYM_OTEL_SPAN_GROUPS", "checkpoint"),
             ("NEMO_LENS_SPAN_GROUPS", "default,evaluate"),
+            ("NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED", "sometimes"),
+            ("NEMO_GYM_OTEL_MEMORY_PROFILING_INTERVAL_SECONDS", "0"),
+            ("NEMO_GYM_OTEL_MEMORY_PROFILING_INTERVAL_SECONDS", "-1"),
+            ("NEMO_GYM_OTEL_MEMORY_PROFILING_INTERVAL_SECONDS", "1s"),
+            ("NEMO_GYM_OTEL_MEMORY_PROFILING_INTERVAL_SECONDS", "NaN"),
+            ("NEMO_GYM_OTEL_MEMORY_PROFILING_INTERVAL_SECONDS", "inf"),
         ];
         for (var, value) in cases {
             let e = read(&[(var, value)]).unwrap_err();
@@ -522,6 +577,21 @@ mod tests {
             let text = e.to_string();
             assert!(text.contains(var) && text.contains(value), "{text}");
         }
+    }
+
+    #[test]
+    fn memory_profiling_is_gyms_switch_and_interval() {
+        let on = |vars: &[(&'static str, &str)]| read(vars).unwrap().memory_profiling();
+        assert_eq!(on(&[]), None);
+        let enabled = ("NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED", "true");
+        assert_eq!(on(&[enabled]), Some(Duration::from_secs(1)));
+        let interval = ("NEMO_GYM_OTEL_MEMORY_PROFILING_INTERVAL_SECONDS", "2.5");
+        assert_eq!(on(&[enabled, interval]), Some(Duration::from_millis(2500)));
+        assert_eq!(on(&[interval]), None);
+        assert_eq!(
+            on(&[("NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED", "0"), interval]),
+            None
+        );
     }
 
     #[test]

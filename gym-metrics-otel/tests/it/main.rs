@@ -30,6 +30,7 @@ mod fault_slow_collector;
 mod from_env_not_utf8;
 mod from_process_env;
 mod gym_enabled_false;
+mod gym_memory;
 mod gym_span_groups;
 mod http_json;
 mod inside_app_runtime;

@@ -34,7 +34,7 @@ use crate::scope::{SCOPE_NAME, SCOPE_VERSION};
 const TARGET_INFO_HELP: &str = "Target metadata";
 
 /// The scope labels every gym series carries, first name then version.
-const SCOPE_LABELS: [(&str, &str); 2] = [
+pub(crate) const SCOPE_LABELS: [(&str, &str); 2] = [
     ("otel_scope_name", SCOPE_NAME),
     ("otel_scope_version", SCOPE_VERSION),
 ];

@@ -2,8 +2,9 @@
 //! written in the negotiated format: by one writer (`writer.rs`) in either
 //! text format (`format.rs`), or as protobuf (`protobuf.rs`). Our own families (`gym.rs`, with the process's from
 //! `process.rs`) come first, each one's constant text made at build time;
-//! then the families of the later sources ([`LaterFamilies`]: the `metrics`
-//! bridge's, an application registry's from `registry.rs`), made at each
+//! then the families of the later sources ([`LaterFamilies`]: Gym's memory
+//! gauges from `memory.rs`, the `metrics` bridge's, an application
+//! registry's from `registry.rs`), made at each
 //! scrape. `collector.rs` hands our families to a `prometheus::Registry`
 //! instead.
 
@@ -16,6 +17,7 @@ pub(crate) mod collector;
 pub(crate) mod format;
 pub(crate) mod gym;
 mod http_old;
+pub(crate) mod memory;
 pub(crate) mod model;
 mod process;
 pub(crate) mod protobuf;
@@ -43,10 +45,6 @@ pub(crate) trait LaterFamilies: Send + Sync + std::fmt::Debug {
 }
 
 /// Where a family is written: a text format's output, or the protobuf one.
-#[cfg_attr(
-    not(any(feature = "metrics-bridge", feature = "prometheus-registry")),
-    allow(dead_code)
-)]
 pub(crate) enum Out<'o> {
     Text(TextFormat, &'o mut String),
     Protobuf(&'o mut Vec<u8>),
@@ -54,10 +52,6 @@ pub(crate) enum Out<'o> {
 
 impl Out<'_> {
     /// Appends `family` showing `series`, each its own labels and its value.
-    #[cfg_attr(
-        not(any(feature = "metrics-bridge", feature = "prometheus-registry")),
-        allow(dead_code)
-    )]
     pub(crate) fn family<'l, 'v, L>(
         &mut self,
         family: &Family,
@@ -128,7 +122,6 @@ impl Exposition {
 
     /// This exposition with `source`'s families written after ours (and
     /// after those of earlier sources).
-    #[allow(dead_code)] // used by optional features only
     pub(crate) fn with_later(mut self, source: Arc<dyn LaterFamilies>) -> Self {
         self.later.push(source);
         self

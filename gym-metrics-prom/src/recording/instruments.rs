@@ -5,6 +5,9 @@ use gym_metrics_api::backend::Boundaries;
 use gym_metrics_api::Role;
 
 use std::sync::Arc;
+use std::time::Duration;
+
+use gym_metrics_kit::memory::MemoryProfiler;
 
 use super::fleet_gauge::FleetGauge;
 use super::fleet_sd::{FleetSd, SharedFleetSd};
@@ -27,6 +30,9 @@ pub(crate) struct GymMetrics {
     pub(crate) fleet_sd: SharedFleetSd,
     /// `http.server.request.duration`, one series per attribute tuple.
     pub(crate) http_server_duration: HttpServerHistogram,
+    /// NeMo Gym's memory gauges of the launched servers: only for a role
+    /// that writes the fleet size, with Gym's memory profiling on.
+    pub(crate) memory: Option<Arc<MemoryProfiler>>,
 }
 
 impl GymMetrics {
@@ -37,7 +43,17 @@ impl GymMetrics {
             servers_active: role.writes_fleet_size().then(FleetGauge::new),
             fleet_sd: role.writes_fleet_size().then(|| Arc::new(FleetSd::new())),
             http_server_duration: HttpServerHistogram::new(native),
+            memory: None,
             role,
         }
+    }
+
+    /// These metrics with Gym's memory profiling every `interval`, when the
+    /// role writes the fleet size (an orchestrator, as in Gym).
+    pub(crate) fn with_memory_profiling(mut self, interval: Option<Duration>) -> Self {
+        if self.role.writes_fleet_size() {
+            self.memory = interval.map(MemoryProfiler::start);
+        }
+        self
     }
 }

@@ -32,6 +32,7 @@ mod fleet_sd_endpoint;
 mod from_env;
 mod from_env_not_utf8;
 mod gym_disabled;
+mod gym_memory;
 mod gym_span_groups;
 mod hostile_clients;
 mod metrics_bridge;

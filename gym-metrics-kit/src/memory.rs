@@ -1,0 +1,603 @@
+//! NeMo Gym's memory gauges ([`Instrument::GYM_MEMORY`]), sampled as Gym's
+//! orchestrator samples them (nemo-gym 0.7.0, `telemetry/memory.py`): every
+//! interval, each launched server's process tree (the root and its
+//! descendants, found through `/proc/<pid>/task/*/children`) sums its
+//! members' `Rss` and `Pss` from `/proc/<pid>/smaps_rollup` (`Rss` from
+//! `statm` where that file is missing, and then no `Pss` for the tree), and
+//! the host's use is `MemTotal - MemAvailable`. A sampled peak is the largest
+//! value sampled so far, per server and memory type, and for the host.
+//!
+//! Gym's servers never sample themselves; its orchestrator does. So only an
+//! orchestrator install samples here, the servers handed to
+//! [`MemoryProfiler::set_servers`] (`FleetSize::publish_processes`): a Rust
+//! server launched by Gym's Python orchestrator is already sampled by it.
+//!
+//! ```
+//! use std::time::Duration;
+//! use gym_metrics_api::Role;
+//! use gym_metrics_kit::memory::MemoryProfiler;
+//! # #[cfg(target_os = "linux")] {
+//! let profiler = MemoryProfiler::start(Duration::from_secs(1));
+//! profiler.set_servers(&[(Role::server("me", "resources_servers"), std::process::id())]);
+//! let sample = profiler.latest();
+//! let me = &sample.servers[0];
+//! assert!(me.rss_bytes > 0 && me.processes >= 1);
+//! assert!(me.peak_rss_bytes >= me.rss_bytes);
+//! let host = sample.host.expect("/proc/meminfo");
+//! assert!(host.total_bytes >= host.available_bytes);
+//! # }
+//! ```
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use gym_metrics_api::backend::Instrument;
+use gym_metrics_api::Role;
+
+/// The attribute of a server's memory points naming its root process, as Gym's.
+///
+/// ```
+/// assert_eq!(gym_metrics_kit::memory::PID_ATTRIBUTE, "process.pid");
+/// ```
+pub const PID_ATTRIBUTE: &str = "process.pid";
+/// The attribute of a server's memory points saying `rss` or `pss`, as Gym's.
+///
+/// ```
+/// assert_eq!(gym_metrics_kit::memory::MEMORY_TYPE_ATTRIBUTE, "memory.type");
+/// ```
+pub const MEMORY_TYPE_ATTRIBUTE: &str = "memory.type";
+
+/// One sampling of the host and of every server handed to the profiler.
+///
+/// ```
+/// let empty = gym_metrics_kit::memory::MemorySample::default();
+/// assert!(empty.servers.is_empty() && empty.host.is_none());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MemorySample {
+    /// The host's memory; `None` when `/proc/meminfo` could not be read.
+    pub host: Option<HostMemory>,
+    /// Each server whose process tree could be read, in the order handed.
+    pub servers: Vec<ServerMemory>,
+}
+
+impl MemorySample {
+    /// Every value to export, gauge by gauge in [`Instrument::GYM_MEMORY`]'s
+    /// order, each with Gym's attributes: a server's carry its name, type
+    /// and root pid (`nemo.gym.server.name`, `nemo.gym.server.type`,
+    /// [`PID_ATTRIBUTE`]) and, for usage and peak, [`MEMORY_TYPE_ATTRIBUTE`];
+    /// the host's carry none. A server whose tree lacks a `Pss` has no `pss` points.
+    ///
+    /// ```
+    /// # #[cfg(target_os = "linux")] {
+    /// use gym_metrics_api::Role;
+    /// let p = gym_metrics_kit::memory::MemoryProfiler::start(std::time::Duration::from_secs(5));
+    /// p.set_servers(&[(Role::server("me", "agent"), std::process::id())]);
+    /// let sample = p.latest();
+    /// let points = sample.points();
+    /// let usage: Vec<_> = points
+    ///     .iter()
+    ///     .filter(|p| p.instrument.name == "gym.server.memory.usage")
+    ///     .map(|p| p.memory_type.unwrap())
+    ///     .collect();
+    /// assert_eq!(usage, ["rss", "pss"]);
+    /// assert!(points.iter().any(|p| p.instrument.name == "gym.host.memory.total" && p.server.is_none()));
+    /// # }
+    /// ```
+    pub fn points(&self) -> Vec<MemoryPoint<'_>> {
+        let [usage, peak, processes, host_usage, host_available, host_total, host_peak] =
+            &Instrument::GYM_MEMORY;
+        let mut points = Vec::new();
+        let mut per_server = |instrument, value: fn(&ServerMemory) -> [Option<u64>; 2]| {
+            for server in &self.servers {
+                let [rss, pss] = value(server);
+                let typed = [("rss", rss), ("pss", pss)];
+                for (memory_type, value) in typed {
+                    if let Some(value) = value {
+                        points.push(MemoryPoint {
+                            instrument,
+                            value,
+                            server: Some(server),
+                            memory_type: Some(memory_type),
+                        });
+                    }
+                }
+            }
+        };
+        per_server(usage, |s| [Some(s.rss_bytes), s.pss_bytes]);
+        per_server(peak, |s| [Some(s.peak_rss_bytes), s.peak_pss_bytes]);
+        for server in &self.servers {
+            points.push(MemoryPoint {
+                instrument: processes,
+                value: server.processes,
+                server: Some(server),
+                memory_type: None,
+            });
+        }
+        if let Some(host) = &self.host {
+            let values = [
+                (host_usage, host.used_bytes),
+                (host_available, host.available_bytes),
+                (host_total, host.total_bytes),
+                (host_peak, host.peak_used_bytes),
+            ];
+            for (instrument, value) in values {
+                points.push(MemoryPoint {
+                    instrument,
+                    value,
+                    server: None,
+                    memory_type: None,
+                });
+            }
+        }
+        points
+    }
+}
+
+/// One value of one of Gym's memory gauges ([`MemorySample::points`]).
+///
+/// ```
+/// let none = gym_metrics_kit::memory::MemorySample::default();
+/// assert!(none.points().is_empty());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MemoryPoint<'s> {
+    /// The gauge, one of [`Instrument::GYM_MEMORY`].
+    pub instrument: &'static Instrument,
+    /// Bytes, or processes for `gym.server.processes`.
+    pub value: u64,
+    /// The server it measures; `None` for the host's.
+    pub server: Option<&'s ServerMemory>,
+    /// `rss` or `pss` for a server's usage and peak.
+    pub memory_type: Option<&'static str>,
+}
+
+impl MemoryPoint<'_> {
+    /// The point's attributes as strings, in Gym's keys (`process.pid` in
+    /// decimal; Gym's is an integer, which a Prometheus label shows alike).
+    ///
+    /// ```
+    /// let none = gym_metrics_kit::memory::MemorySample::default();
+    /// assert!(none.points().iter().all(|p| p.attributes().is_empty()));
+    /// ```
+    pub fn attributes(&self) -> Vec<(&'static str, String)> {
+        let mut attributes = Vec::new();
+        if let Some(server) = self.server {
+            attributes.push((Role::SERVER_NAME_ATTRIBUTE, server.role.name().to_string()));
+            attributes.push((
+                Role::SERVER_TYPE_ATTRIBUTE,
+                server.role.server_type().to_string(),
+            ));
+            attributes.push((PID_ATTRIBUTE, server.pid.to_string()));
+        }
+        if let Some(memory_type) = self.memory_type {
+            attributes.push((MEMORY_TYPE_ATTRIBUTE, memory_type.to_string()));
+        }
+        attributes
+    }
+}
+
+/// The host's memory, in bytes.
+///
+/// ```
+/// # #[cfg(target_os = "linux")] {
+/// let profiler = gym_metrics_kit::memory::MemoryProfiler::start(std::time::Duration::from_secs(1));
+/// let host = profiler.latest().host.unwrap();
+/// assert_eq!(host.used_bytes, host.total_bytes - host.available_bytes);
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HostMemory {
+    /// In use: total minus available.
+    pub used_bytes: u64,
+    /// Available without swapping (`MemAvailable`).
+    pub available_bytes: u64,
+    /// Total (`MemTotal`).
+    pub total_bytes: u64,
+    /// The largest `used_bytes` sampled so far.
+    pub peak_used_bytes: u64,
+}
+
+/// One server's process tree, in bytes.
+///
+/// ```
+/// # #[cfg(target_os = "linux")] {
+/// use gym_metrics_api::Role;
+/// let profiler = gym_metrics_kit::memory::MemoryProfiler::start(std::time::Duration::from_secs(1));
+/// profiler.set_servers(&[(Role::server("me", "agent"), std::process::id())]);
+/// let me = profiler.latest().servers[0].clone();
+/// assert_eq!((me.role.name(), me.pid), ("me", std::process::id()));
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerMemory {
+    /// The server's role (its name and type).
+    pub role: Role,
+    /// The root process the orchestrator launched.
+    pub pid: u32,
+    /// The tree's resident set size.
+    pub rss_bytes: u64,
+    /// The tree's proportional set size, when every member's could be read.
+    pub pss_bytes: Option<u64>,
+    /// The processes of the tree that could be read.
+    pub processes: u64,
+    /// The largest `rss_bytes` sampled so far for this server name.
+    pub peak_rss_bytes: u64,
+    /// The largest `pss_bytes` sampled so far for this server name.
+    pub peak_pss_bytes: Option<u64>,
+}
+
+/// Samples the host and the published servers every interval, on a thread
+/// of its own that ends when the profiler is dropped; readers take the
+/// latest sample ([`MemoryProfiler::latest`]) without touching `/proc`.
+///
+/// ```
+/// use std::time::Duration;
+/// let profiler = gym_metrics_kit::memory::MemoryProfiler::start(Duration::from_millis(50));
+/// assert!(profiler.latest().servers.is_empty()); // none published yet
+/// ```
+#[derive(Debug)]
+pub struct MemoryProfiler {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    servers: Vec<(Role, u32)>,
+    /// Per `(server name, memory type)`, as Gym keys its peaks.
+    peaks: HashMap<(String, &'static str), u64>,
+    host_peak: u64,
+    latest: MemorySample,
+}
+
+impl MemoryProfiler {
+    /// A profiler that has taken its first sample (the host alone) and
+    /// samples again every `interval` on the thread
+    /// `gym-metrics-memory`. Elsewhere than Linux nothing is sampled.
+    ///
+    /// ```
+    /// let p = gym_metrics_kit::memory::MemoryProfiler::start(std::time::Duration::from_secs(5));
+    /// assert_eq!(p.latest().host.is_some(), cfg!(target_os = "linux"));
+    /// ```
+    pub fn start(interval: Duration) -> Arc<Self> {
+        let profiler = Arc::new(Self {
+            state: Mutex::new(State::default()),
+        });
+        profiler.sample();
+        let weak: Weak<Self> = Arc::downgrade(&profiler);
+        let spawned = std::thread::Builder::new()
+            .name("gym-metrics-memory".into())
+            .spawn(move || loop {
+                std::thread::sleep(interval);
+                match weak.upgrade() {
+                    Some(profiler) => profiler.sample(),
+                    None => return,
+                }
+            });
+        if let Err(e) = spawned {
+            log::warn!("gym-metrics: memory profiling samples only when servers are published: cannot start its thread: {e}");
+        }
+        profiler
+    }
+
+    /// Replaces the servers sampled, and samples them at once.
+    ///
+    /// ```
+    /// # #[cfg(target_os = "linux")] {
+    /// use gym_metrics_api::Role;
+    /// let p = gym_metrics_kit::memory::MemoryProfiler::start(std::time::Duration::from_secs(5));
+    /// p.set_servers(&[(Role::server("me", "agent"), std::process::id())]);
+    /// assert_eq!(p.latest().servers.len(), 1);
+    /// p.set_servers(&[]);
+    /// assert!(p.latest().servers.is_empty());
+    /// # }
+    /// ```
+    pub fn set_servers(&self, servers: &[(Role, u32)]) {
+        self.lock().servers = servers.to_vec();
+        self.sample();
+    }
+
+    /// The latest sample.
+    ///
+    /// ```
+    /// let p = gym_metrics_kit::memory::MemoryProfiler::start(std::time::Duration::from_secs(5));
+    /// let _ = p.latest();
+    /// ```
+    pub fn latest(&self) -> MemorySample {
+        self.lock().latest.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Reads `/proc` outside the lock, then folds the readings into the peaks.
+    fn sample(&self) {
+        let servers = self.lock().servers.clone();
+        let host = imp::host();
+        let trees: Vec<_> = servers
+            .into_iter()
+            .filter_map(|(role, pid)| Some((role, pid, imp::tree(pid)?)))
+            .collect();
+        let mut state = self.lock();
+        let host = host.map(|(total, available)| {
+            let used = total.saturating_sub(available);
+            state.host_peak = state.host_peak.max(used);
+            HostMemory {
+                used_bytes: used,
+                available_bytes: available,
+                total_bytes: total,
+                peak_used_bytes: state.host_peak,
+            }
+        });
+        let servers = trees
+            .into_iter()
+            .map(|(role, pid, tree)| {
+                let mut peak = |kind: &'static str, value: u64| {
+                    let peak = state
+                        .peaks
+                        .entry((role.name().to_string(), kind))
+                        .or_default();
+                    *peak = (*peak).max(value);
+                    *peak
+                };
+                let peak_rss_bytes = peak("rss", tree.rss);
+                let peak_pss_bytes = tree.pss.map(|pss| peak("pss", pss));
+                ServerMemory {
+                    role,
+                    pid,
+                    rss_bytes: tree.rss,
+                    pss_bytes: tree.pss,
+                    processes: tree.processes,
+                    peak_rss_bytes,
+                    peak_pss_bytes,
+                }
+            })
+            .collect();
+        state.latest = MemorySample { host, servers };
+    }
+}
+
+/// One process tree's sums.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Tree {
+    rss: u64,
+    pss: Option<u64>,
+    processes: u64,
+}
+
+impl Tree {
+    /// Sums the readable members' `(rss, pss)`; `None` when none could be
+    /// read (the server is gone), and no `pss` unless every member had one.
+    fn sum(members: impl IntoIterator<Item = (u64, Option<u64>)>) -> Option<Self> {
+        let mut tree = Tree {
+            rss: 0,
+            pss: Some(0),
+            processes: 0,
+        };
+        for (rss, pss) in members {
+            tree.rss += rss;
+            tree.pss = tree.pss.zip(pss).map(|(a, b)| a + b);
+            tree.processes += 1;
+        }
+        (tree.processes > 0).then_some(tree)
+    }
+
+    /// Every pid of the tree under `root` (itself included), given each
+    /// pid's children; a pid met twice is visited once.
+    fn pids(root: u32, children: impl Fn(u32) -> Vec<u32>) -> BTreeSet<u32> {
+        let mut seen = BTreeSet::new();
+        let mut to_visit = vec![root];
+        while let Some(pid) = to_visit.pop() {
+            if seen.insert(pid) {
+                to_visit.extend(children(pid));
+            }
+        }
+        seen
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod imp {
+    use procfs::process::Process;
+    use procfs::Current;
+
+    use super::Tree;
+
+    /// `(MemTotal, MemAvailable)` in bytes.
+    pub(super) fn host() -> Option<(u64, u64)> {
+        let info = procfs::Meminfo::current().ok()?;
+        Some((info.mem_total, info.mem_available?))
+    }
+
+    pub(super) fn tree(root: u32) -> Option<Tree> {
+        let pids = Tree::pids(root, children);
+        Tree::sum(pids.into_iter().filter_map(memory))
+    }
+
+    /// The children of every thread of `pid` (an exited one has none).
+    fn children(pid: u32) -> Vec<u32> {
+        let Ok(tasks) = Process::new(pid as i32).and_then(|p| p.tasks()) else {
+            return Vec::new();
+        };
+        tasks
+            .flatten()
+            .flat_map(|task| task.children().unwrap_or_default())
+            .collect()
+    }
+
+    /// `(rss, pss)` of one process, `None` after an exit race.
+    fn memory(pid: u32) -> Option<(u64, Option<u64>)> {
+        let process = Process::new(pid as i32).ok()?;
+        if let Ok(rollup) = process.smaps_rollup() {
+            if let Some(map) = rollup.memory_map_rollup.0.first() {
+                let map = &map.extension.map;
+                if let Some(rss) = map.get("Rss") {
+                    return Some((*rss, map.get("Pss").copied()));
+                }
+            }
+        }
+        let resident_pages = process.statm().ok()?.resident;
+        Some((resident_pages * procfs::page_size(), None))
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod imp {
+    use super::Tree;
+
+    pub(super) fn host() -> Option<(u64, u64)> {
+        None
+    }
+
+    pub(super) fn tree(_root: u32) -> Option<Tree> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tree_sums_its_members_and_keeps_pss_only_when_every_member_has_it() {
+        let all = Tree::sum([(10, Some(4)), (20, Some(6))]).unwrap();
+        assert_eq!((all.rss, all.pss, all.processes), (30, Some(10), 2));
+        let partial = Tree::sum([(10, Some(4)), (20, None)]).unwrap();
+        assert_eq!((partial.rss, partial.pss, partial.processes), (30, None, 2));
+        assert_eq!(Tree::sum([]), None);
+    }
+
+    #[test]
+    fn points_follow_gyms_names_and_attributes() {
+        let server = ServerMemory {
+            role: Role::server("math-0", "resources_servers"),
+            pid: 42,
+            rss_bytes: 300,
+            pss_bytes: None,
+            processes: 3,
+            peak_rss_bytes: 500,
+            peak_pss_bytes: None,
+        };
+        let host = HostMemory {
+            used_bytes: 6,
+            available_bytes: 4,
+            total_bytes: 10,
+            peak_used_bytes: 7,
+        };
+        let sample = MemorySample {
+            host: Some(host),
+            servers: vec![server],
+        };
+        type Point<'a> = (&'a str, u64, Vec<(&'a str, String)>);
+        let got: Vec<Point> = sample
+            .points()
+            .iter()
+            .map(|p| (p.instrument.name, p.value, p.attributes()))
+            .collect();
+        let of_server = |memory_type: Option<&str>| {
+            let mut a = vec![
+                ("nemo.gym.server.name", "math-0".to_string()),
+                ("nemo.gym.server.type", "resources_servers".to_string()),
+                ("process.pid", "42".to_string()),
+            ];
+            a.extend(memory_type.map(|t| ("memory.type", t.to_string())));
+            a
+        };
+        assert_eq!(
+            got,
+            [
+                ("gym.server.memory.usage", 300, of_server(Some("rss"))),
+                (
+                    "gym.server.memory.sampled_peak",
+                    500,
+                    of_server(Some("rss"))
+                ),
+                ("gym.server.processes", 3, of_server(None)),
+                ("gym.host.memory.usage", 6, vec![]),
+                ("gym.host.memory.available", 4, vec![]),
+                ("gym.host.memory.total", 10, vec![]),
+                ("gym.host.memory.sampled_peak", 7, vec![]),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_tree_walks_every_descendant_once() {
+        let children = |pid| match pid {
+            1 => vec![2, 3],
+            2 => vec![4],
+            3 => vec![4, 1], // a loop back and a shared child
+            _ => vec![],
+        };
+        assert_eq!(
+            Tree::pids(1, children).into_iter().collect::<Vec<_>>(),
+            [1, 2, 3, 4]
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_server_tree_holds_its_child_processes_and_peaks_only_rise() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let profiler = MemoryProfiler::start(Duration::from_secs(3600));
+        let me = std::process::id();
+        profiler.set_servers(&[(Role::server("me", "agent"), me)]);
+        let sample = profiler.latest();
+        let server = &sample.servers[0];
+        assert!(server.processes >= 2, "{server:?}"); // this test and `sleep`
+        let own = imp::tree(child.id()).unwrap();
+        assert_eq!(own.processes, 1);
+        assert!(server.rss_bytes > own.rss);
+        assert!(
+            server.pss_bytes.is_some(),
+            "smaps_rollup has Pss on Linux 4.14+"
+        );
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // A smaller tree later: the usage falls, the peak stays.
+        let before = server.peak_rss_bytes;
+        profiler.set_servers(&[(Role::server("me", "agent"), me)]);
+        let after = &profiler.latest().servers[0];
+        assert!(after.peak_rss_bytes >= before && after.peak_rss_bytes >= after.rss_bytes);
+        // A gone server is left out of the sample.
+        profiler.set_servers(&[(Role::server("gone", "agent"), u32::MAX)]);
+        assert!(profiler.latest().servers.is_empty());
+    }
+
+    #[test]
+    fn the_thread_samples_every_interval_and_ends_with_the_profiler() {
+        let profiler = MemoryProfiler::start(Duration::from_millis(20));
+        let weak = Arc::downgrade(&profiler);
+        if cfg!(target_os = "linux") {
+            profiler.set_servers(&[(Role::server("me", "agent"), std::process::id())]);
+            let before = profiler.latest().servers[0].rss_bytes;
+            // 64 MiB touched after the last explicit sample: only the
+            // thread's next sample can see them.
+            let ballast = vec![1u8; 64 << 20];
+            let grew = (0..200).any(|_| {
+                std::thread::sleep(Duration::from_millis(20));
+                profiler.latest().servers[0].rss_bytes > before + (32 << 20)
+            });
+            assert!(
+                grew && ballast.iter().all(|b| *b == 1),
+                "no new sample in 4 s"
+            );
+        }
+        drop(profiler);
+        // The thread holds it only while sampling, then lets it go.
+        let ended = (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            weak.upgrade().is_none()
+        });
+        assert!(ended);
+    }
+}

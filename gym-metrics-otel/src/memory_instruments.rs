@@ -1,0 +1,45 @@
+//! NeMo Gym's memory gauges ([`Instrument::GYM_MEMORY`]) of an orchestrator
+//! with Gym's memory profiling on: asynchronous gauges on the `gym-metrics`
+//! meter, under Gym's names, units and attributes, whose callbacks read the
+//! profiler's latest sample ([`gym_metrics_kit::memory`]) at each
+//! collection; `process.pid` is an integer, as Gym records it.
+
+use std::sync::Arc;
+
+use opentelemetry::metrics::Meter;
+use opentelemetry::KeyValue;
+
+use gym_metrics_api::backend::Instrument;
+use gym_metrics_kit::memory::{MemoryProfiler, PID_ATTRIBUTE};
+
+/// Registers one gauge per [`Instrument::GYM_MEMORY`] entry on `meter`,
+/// observing `profiler`'s latest sample. The SDK keeps the callbacks (and
+/// with them the profiler) for the meter's life.
+pub(crate) fn register(meter: &Meter, profiler: &Arc<MemoryProfiler>) {
+    for instrument in &Instrument::GYM_MEMORY {
+        let profiler = Arc::clone(profiler);
+        meter
+            .u64_observable_gauge(instrument.name)
+            .with_unit(instrument.unit.unwrap_or_default())
+            .with_description(instrument.description)
+            .with_callback(move |observer| {
+                let sample = profiler.latest();
+                for point in sample.points() {
+                    if point.instrument == instrument {
+                        observer.observe(point.value, &attributes(&point.attributes()));
+                    }
+                }
+            })
+            .build();
+    }
+}
+
+fn attributes(pairs: &[(&'static str, String)]) -> Vec<KeyValue> {
+    pairs
+        .iter()
+        .map(|(key, value)| match value.parse::<i64>() {
+            Ok(pid) if *key == PID_ATTRIBUTE => KeyValue::new(*key, pid),
+            _ => KeyValue::new(*key, value.clone()),
+        })
+        .collect()
+}

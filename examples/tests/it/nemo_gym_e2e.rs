@@ -39,20 +39,41 @@ use crate::support::gym_python::{self, driver};
 use crate::support::{deploy_file, fast_fleet_args, panel_queries, Fleet};
 
 /// The Python driver (after [`gym_python::PRELUDE`]): `configure ENDPOINT
-/// RUN_ID SPAN_GROUPS` prints the environment Gym's `configure_telemetry_env`
-/// leaves (as JSON); `serve NAME SECONDS` records as one Gym resources server.
+/// RUN_ID SPAN_GROUPS MEMORY` prints the environment Gym's
+/// `configure_telemetry_env` leaves (as JSON), memory profiling on when
+/// MEMORY is `memory`; `serve NAME SECONDS` records as one Gym resources
+/// server; `orchestrate NAME PID SECONDS` does what Gym's orchestrator does
+/// for memory (`cli/env.py`): its telemetry, then Gym's memory profiler over
+/// the server NAME it launched as PID.
 const DRIVER: &str = r#"
 import json, os, sys, time
 
 from nemo_gym.telemetry import TelemetryConfig, configure_telemetry_env, init_telemetry, shutdown_telemetry
+from nemo_gym.telemetry import MemoryProfilingConfig, memory_profiling_config_from_env
 from nemo_gym.telemetry import metrics
 
 if sys.argv[1] == "configure":
-    endpoint, run_id, span_groups = sys.argv[2:5]
+    endpoint, run_id, span_groups, memory = sys.argv[2:6]
     got = configure_telemetry_env(TelemetryConfig(
         enabled=True, exporter="otlp", otlp_endpoint=endpoint, otlp_protocol="http/protobuf",
-        span_groups=span_groups, run_id=run_id))
+        span_groups=span_groups, run_id=run_id,
+        memory_profiling=MemoryProfilingConfig(enabled=(memory == "memory"), interval_seconds=1.0)))
     print(json.dumps({"run_id": got, "environ": dict(os.environ)}))
+elif sys.argv[1] == "orchestrate":
+    from nemo_gym.telemetry.memory import MemoryProfiler, ServerMemoryTarget
+    name, pid, seconds = sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+    handle = init_telemetry(server_name="orchestrator", server_type="orchestrator")
+    config = memory_profiling_config_from_env(MemoryProfilingConfig())
+    if handle is None or not handle.is_exporting or not config.enabled:
+        sys.exit("Gym's telemetry or memory profiling is off")
+    profiler = MemoryProfiler(
+        [ServerMemoryTarget(name=name, server_type="resources_servers", pid=pid)],
+        interval_seconds=config.interval_seconds)
+    profiler.start()
+    print("profiling", flush=True)
+    time.sleep(seconds)
+    profiler.stop()
+    shutdown_telemetry()
 elif sys.argv[1] == "serve":
     name, seconds = sys.argv[2], float(sys.argv[3])
     handle = init_telemetry(server_name=name, server_type="resources_servers")
@@ -116,6 +137,7 @@ fn gym_environment(
     script: &Path,
     vm: &VictoriaMetrics,
     span_groups: &str,
+    memory: bool,
 ) -> BTreeMap<String, String> {
     let mut bare = BTreeMap::new();
     for key in ["PATH", "HOME"] {
@@ -129,7 +151,13 @@ fn gym_environment(
     let out = driver(
         python,
         script,
-        &["configure", &endpoint, RUN_ID, span_groups],
+        &[
+            "configure",
+            &endpoint,
+            RUN_ID,
+            span_groups,
+            if memory { "memory" } else { "-" },
+        ],
         &bare,
     )
     .output()
@@ -156,6 +184,11 @@ fn gym_environment(
         ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
         ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
         ("OTEL_SERVICE_NAME", FLEET),
+        (
+            "NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED",
+            if memory { "1" } else { "0" },
+        ),
+        ("NEMO_GYM_OTEL_MEMORY_PROFILING_INTERVAL_SECONDS", "1.0"),
     ] {
         assert_eq!(
             env.get(key).map(String::as_str),
@@ -343,7 +376,7 @@ fn our_fleet_and_a_python_gym_server_are_one_fleet_in_victoria_metrics() {
     let vm = VictoriaMetrics::start_with_flags(&[format!("-relabelConfig={}", relabel.display())])
         .expect("victoria-metrics starts");
 
-    let env = gym_environment(&python, &script, &vm, "per_rollout");
+    let env = gym_environment(&python, &script, &vm, "per_rollout", false);
     let fleet = start_fleet(&env, 40);
     let mut py = driver(&python, &script, &["serve", PYTHON_SERVER, "40"], &env);
     let py = Killed(
@@ -603,7 +636,7 @@ fn gym_switches_silence_our_fleet_as_they_silence_gym() {
     let everything = "{__name__=~\"gym_.*|http_.*\"}";
 
     // NEMO_GYM_OTEL_ENABLED=false over Gym's environment: nothing leaves the fleet.
-    let mut env = gym_environment(&python, &script, &vm, "per_rollout");
+    let mut env = gym_environment(&python, &script, &vm, "per_rollout", false);
     env.insert("NEMO_GYM_OTEL_ENABLED".into(), "false".into());
     let (status, output) = start_fleet(&env, 3).wait(Duration::from_secs(60));
     assert!(status.success(), "{output}");
@@ -615,7 +648,7 @@ fn gym_switches_silence_our_fleet_as_they_silence_gym() {
     assert!(stored.is_empty(), "exported while disabled: {stored:?}");
 
     // Gym's `default` span groups: rollouts, and no verification, as in Gym.
-    let env = gym_environment(&python, &script, &vm, "default");
+    let env = gym_environment(&python, &script, &vm, "default", false);
     let (status, output) = start_fleet(&env, 3).wait(Duration::from_secs(60));
     assert!(status.success(), "{output}");
     assert!(
@@ -642,5 +675,116 @@ fn gym_switches_silence_our_fleet_as_they_silence_gym() {
             recorded.is_empty(),
             "{verified} recorded under `default`: {recorded:?}"
         );
+    }
+}
+
+#[test]
+fn gyms_memory_gauges_from_both_languages_answer_one_query() {
+    if gym_testkit::ran_in_child() {
+        return;
+    }
+    let Gym {
+        python,
+        script,
+        _dir,
+    } = Gym::set_up();
+    let relabel = deploy_file(&["victoriametrics", "otlp-relabel.yml"]);
+    let vm = VictoriaMetrics::start_with_flags(&[format!("-relabelConfig={}", relabel.display())])
+        .expect("victoria-metrics starts");
+    let env = gym_environment(&python, &script, &vm, "per_rollout", true);
+
+    // Our orchestrator samples the server and agent it launched; Gym's
+    // orchestrator code samples the Python server it "launched".
+    let fleet = start_fleet(&env, 30);
+    let mut server = driver(&python, &script, &["serve", PYTHON_SERVER, "30"], &env);
+    let server = Killed(
+        (server.stdout(Stdio::null()).stderr(Stdio::piped()))
+            .spawn()
+            .expect("the Python Gym server starts"),
+    );
+    let pid = server.0.id().to_string();
+    let mut orchestrator = driver(
+        &python,
+        &script,
+        &["orchestrate", PYTHON_SERVER, &pid, "30"],
+        &env,
+    );
+    let _orchestrator = Killed(
+        (orchestrator.stdout(Stdio::null()).stderr(Stdio::piped()))
+            .spawn()
+            .expect("Gym's orchestrator code starts"),
+    );
+
+    // One query over Gym's name answers for every server of both languages.
+    let usage = "gym_server_memory_usage_bytes{memory_type=\"rss\"}";
+    let want: BTreeSet<&str> = ["agent-0", "resources-0", PYTHON_SERVER].into();
+    let samples = vm
+        .wait_for(usage, Duration::from_secs(30), |s| {
+            let named: BTreeSet<&str> = (s.iter())
+                .filter_map(|x| x.labels.get("nemo_gym_server_name").map(String::as_str))
+                .collect();
+            named == want && s.len() == want.len()
+        })
+        .unwrap_or_else(|e| {
+            panic!(
+                "{e}\nfleet:\n{}\nvictoria-metrics:\n{}",
+                fleet.output(),
+                vm.log_tail()
+            )
+        });
+    // Gym's attributes and the fleet's labels on either language's, each
+    // attributed to an orchestrator service (resource keys beyond these
+    // differ: Gym's lens adds its own, as docs/nemo-gym.md says).
+    let shared = [
+        "job",
+        "instance",
+        "service_name",
+        "nemo_run_id",
+        "nemo_gym_server_name",
+        "nemo_gym_server_type",
+        "process_pid",
+        "memory_type",
+    ];
+    let shape = |s: &Sample| -> BTreeSet<String> {
+        (s.labels.keys())
+            .filter(|k| shared.contains(&k.as_str()))
+            .cloned()
+            .collect()
+    };
+    let python = samples
+        .iter()
+        .find(|s| s.labels["nemo_gym_server_name"] == PYTHON_SERVER)
+        .expect("Gym's");
+    assert_eq!(python.labels["process_pid"], pid, "{:?}", python.labels);
+    assert_eq!(shape(python).len(), shared.len(), "{:?}", python.labels);
+    assert_eq!(
+        python.labels["service_name"],
+        format!("{FLEET}/orchestrator")
+    );
+    for ours in samples
+        .iter()
+        .filter(|s| s.labels["nemo_gym_server_name"] != PYTHON_SERVER)
+    {
+        assert_eq!(
+            (shape(ours), &ours.labels["service_name"]),
+            (shape(python), &python.labels["service_name"]),
+            "ours {:?}\nGym's {:?}",
+            ours.labels,
+            python.labels
+        );
+        assert!(ours.value > 1e6 && python.value > 1e6, "{samples:?}");
+    }
+    // Every gauge Gym's orchestrator exports, ours exports too.
+    for gauge in [
+        "gym_server_memory_sampled_peak_bytes",
+        "gym_server_processes",
+        "gym_host_memory_usage_bytes",
+        "gym_host_memory_available_bytes",
+        "gym_host_memory_total_bytes",
+        "gym_host_memory_sampled_peak_bytes",
+    ] {
+        let by_sdk = format!("count by (telemetry_sdk_language) ({gauge})");
+        vm.wait_for(&by_sdk, Duration::from_secs(10), |s| s.len() == 2)
+            .unwrap_or_else(|e| panic!("{gauge}: {e}"));
     }
 }

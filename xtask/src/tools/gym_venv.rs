@@ -20,7 +20,12 @@ pub const NEMO_GYM_REQUIREMENT: &str = "nemo-gym==0.7.0";
 /// What Gym's telemetry imports: lens with its OpenTelemetry SDK (the
 /// versions the tests were written against), and Gym's configuration
 /// models; then what `nemo_gym.server_utils` (Gym's HTTP client, which
-/// sends `traceparent`) imports. hydra-core 1.3 takes omegaconf below 2.4.
+/// sends `traceparent`) imports. hydra-core 1.3 takes omegaconf below 2.4;
+/// psutil is what Gym's memory profiler (`nemo_gym.telemetry.memory`)
+/// reads the host with. Then Gym's `telemetry` extra for its FastAPI
+/// servers (the ASGI/FastAPI instrumentation, of the SDK's 0.66b2), and
+/// what a Gym resources server imports (`base_resources_server` imports
+/// `reward_profile`, which imports pandas, scipy and wandb).
 pub const TELEMETRY_REQUIREMENTS: &[&str] = &[
     "nemo-lens[sdk]==0.1.0",
     "opentelemetry-sdk==1.45.2",
@@ -41,6 +46,14 @@ pub const TELEMETRY_REQUIREMENTS: &[&str] = &[
     "rich==15.0.0",
     "uvicorn==0.55.0",
     "yappi==1.7.6",
+    "psutil==7.2.2",
+    "opentelemetry-instrumentation==0.66b2",
+    "opentelemetry-instrumentation-asgi==0.66b2",
+    "opentelemetry-instrumentation-fastapi==0.66b2",
+    "opentelemetry-util-http==0.66b2",
+    "pandas==3.1.1",
+    "scipy==1.18.1",
+    "wandb==0.31.0",
 ];
 
 /// The variable naming a Python 3.13 (or newer) to build the venv with.
@@ -50,7 +63,9 @@ pub const INTERPRETER_VAR: &str = "NEMO_GYM_PYTHON_INTERPRETER";
 /// packages' versions (so a venv that cannot import it is not "there").
 pub const VERSION_ARGS: &[&str] = &[
     "-c",
-    "import importlib.metadata as m, nemo_gym.telemetry.metrics, nemo_gym.server_utils; \
+    "import importlib.metadata as m, nemo_gym.telemetry.metrics, nemo_gym.telemetry.memory, \
+     nemo_gym.server_utils, nemo_gym.base_resources_server, \
+     opentelemetry.instrumentation.fastapi; \
      print('nemo-gym', m.version('nemo-gym'), 'nemo-lens', m.version('nemo-lens'))",
 ];
 

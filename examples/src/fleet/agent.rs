@@ -4,7 +4,6 @@
 //! own (`spans.rs`) whose trace id it logs at debug level.
 
 use std::error::Error;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -14,7 +13,7 @@ use tokio::task::JoinSet;
 
 use super::args::AgentConfig;
 use super::child::{loopback, report_every_second, stop_requested, LocalTally, ROLLOUT_FAMILY};
-use super::client::{self, CallError};
+use super::client::{self, CallError, Target};
 use super::protocol::{emit, Event};
 use super::rng::Rng;
 use super::roster::Kind;
@@ -147,8 +146,8 @@ async fn rollout(shared: &Shared, rng: &mut Rng, task_id: u64) {
             shared.tally.record_call(answered);
             if !answered && shared.back_off(index) {
                 eprintln!(
-                    "{}: /verify on {target}: {e}; leaving it alone for {BACKOFF:?}",
-                    shared.cfg.name
+                    "{}: /verify on {}: {e}; leaving it alone for {BACKOFF:?}",
+                    shared.cfg.name, target.addr
                 );
             }
             false
@@ -160,7 +159,7 @@ async fn rollout(shared: &Shared, rng: &mut Rng, task_id: u64) {
 impl Shared {
     /// Spreads rollouts over the servers in turn (by task), skipping those that lately
     /// did not answer (unless none is left).
-    fn pick_target(&self, task_id: u64) -> (usize, SocketAddr) {
+    fn pick_target(&self, task_id: u64) -> (usize, Target) {
         let targets = &self.cfg.targets;
         let now = Instant::now();
         let skip = self

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+use super::client::{Protocol, Target};
 use super::scrape_config;
 use crate::backend;
 
@@ -139,6 +140,9 @@ pub struct FleetConfig {
     /// For the written scrape configuration: the file holding the password
     /// of the web configuration's (first) basic-auth user.
     pub scrape_password_file: Option<PathBuf>,
+    /// NeMo Gym resources servers outside the fleet that its agents call
+    /// too, in Gym's `/verify` dialect.
+    pub gym_targets: Vec<SocketAddr>,
     /// Shared knobs, forwarded to every child.
     pub simulation: Simulation,
 }
@@ -165,8 +169,9 @@ pub struct AgentConfig {
     pub index: u64,
     /// Port of this process's `/metrics` (0: any free port).
     pub metrics_port: u16,
-    /// The resources servers' `/verify` addresses.
-    pub targets: Vec<SocketAddr>,
+    /// The resources servers it calls: the fleet's (`--targets`), then
+    /// NeMo Gym's (`--gym-targets`).
+    pub targets: Vec<Target>,
     /// Shared knobs.
     pub simulation: Simulation,
 }
@@ -208,6 +213,9 @@ options:
   --scrape-password-file FILE
                            the written scrape configuration's basic_auth password_file
                            (needed when the web configuration has basic_auth_users)
+  --gym-resources-servers ADDRS
+                           NeMo Gym resources servers (host:port,...) the agents call too,
+                           in Gym's /verify body; a reward of 1 or more passes
   -h, --help               this text";
 
 /// Parses the arguments after the program name.
@@ -236,7 +244,15 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
             name: flags.required("name")?,
             index: flags.take("index")?.unwrap_or(0),
             metrics_port: flags.take("metrics-port")?.unwrap_or(0),
-            targets: parse_targets(&flags.required::<String>("targets")?)?,
+            targets: {
+                let fleet = parse_targets("targets", &flags.required::<String>("targets")?)?;
+                let gym = flags.take::<String>("gym-targets")?;
+                let gym = parse_targets("gym-targets", gym.as_deref().unwrap_or(""))?;
+                let target = |protocol| move |addr| Target { addr, protocol };
+                (fleet.into_iter().map(target(Protocol::Fleet)))
+                    .chain(gym.into_iter().map(target(Protocol::Gym)))
+                    .collect()
+            },
             simulation,
         }),
         _ => Command::Orchestrate(FleetConfig::take(&mut flags, simulation)?),
@@ -293,6 +309,12 @@ impl FleetConfig {
             agents,
             duration,
             metrics_port,
+            gym_targets: parse_targets(
+                "gym-resources-servers",
+                &flags
+                    .take::<String>("gym-resources-servers")?
+                    .unwrap_or_default(),
+            )?,
             prometheus_config: flags.take("prometheus-config")?,
             file_sd: flags.take("file-sd")?,
             run_id: flags
@@ -425,12 +447,12 @@ fn clock_seed() -> u64 {
         % 1_000_000
 }
 
-fn parse_targets(list: &str) -> Result<Vec<SocketAddr>, String> {
+fn parse_targets(flag: &str, list: &str) -> Result<Vec<SocketAddr>, String> {
     list.split(',')
         .filter(|s| !s.is_empty())
         .map(|s| {
             s.parse()
-                .map_err(|_| format!("--targets: {s:?} is not an address like 127.0.0.1:8080"))
+                .map_err(|_| format!("--{flag}: {s:?} is not an address like 127.0.0.1:8080"))
         })
         .collect()
 }
@@ -520,6 +542,24 @@ mod tests {
         }
         let e = parse(&["--run-id".into(), "r\x1b[2J".into()]).unwrap_err();
         assert!(e.to_string().contains("control characters"), "{e}");
+    }
+
+    #[test]
+    fn gym_resources_servers_reach_the_agents_as_gym_targets() {
+        let Command::Orchestrate(c) =
+            parse(&args("--gym-resources-servers 127.0.0.1:7,127.0.0.1:8")).unwrap()
+        else {
+            panic!("not an orchestrator");
+        };
+        assert_eq!(c.gym_targets.len(), 2);
+        assert!(parse(&args("--gym-resources-servers gym:8000")).is_err());
+        let child = args("agent --name a --targets 127.0.0.1:1 --gym-targets 127.0.0.1:7");
+        let Command::Agent(a) = parse(&child).unwrap() else {
+            panic!("not an agent");
+        };
+        let protocols: Vec<Protocol> = a.targets.iter().map(|t| t.protocol).collect();
+        assert_eq!(protocols, [Protocol::Fleet, Protocol::Gym]);
+        assert_eq!(a.targets[1].addr.port(), 7);
     }
 
     #[test]

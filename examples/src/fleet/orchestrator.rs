@@ -277,6 +277,10 @@ impl Orchestrator {
                 .map(|a| a.to_string())
                 .collect();
             args.extend(["--targets".into(), targets.join(",")]);
+            if !self.cfg.gym_targets.is_empty() {
+                let gym: Vec<String> = self.cfg.gym_targets.iter().map(|a| a.to_string()).collect();
+                args.extend(["--gym-targets".into(), gym.join(",")]);
+            }
         }
         args.extend(self.cfg.simulation.to_args());
         let env = backend::child_env(self.cfg.web_config.as_deref());

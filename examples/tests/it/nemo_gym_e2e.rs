@@ -44,7 +44,12 @@ use crate::support::{deploy_file, fast_fleet_args, panel_queries, Fleet};
 /// MEMORY is `memory`; `serve NAME SECONDS` records as one Gym resources
 /// server; `orchestrate NAME PID SECONDS` does what Gym's orchestrator does
 /// for memory (`cli/env.py`): its telemetry, then Gym's memory profiler over
-/// the server NAME it launched as PID.
+/// the server NAME it launched as PID; `fastapi NAME PORT` runs a real Gym
+/// resources server (the `example_single_tool_call` environment Gym ships)
+/// as Gym starts its servers: `run_webserver`, which sets up Gym's
+/// telemetry, instruments the FastAPI app and serves it with uvicorn, given
+/// the configuration Gym's orchestrator hands a server (its config dict and
+/// its name).
 const DRIVER: &str = r#"
 import json, os, sys, time
 
@@ -59,6 +64,17 @@ if sys.argv[1] == "configure":
         span_groups=span_groups, run_id=run_id,
         memory_profiling=MemoryProfilingConfig(enabled=(memory == "memory"), interval_seconds=1.0)))
     print(json.dumps({"run_id": got, "environ": dict(os.environ)}))
+elif sys.argv[1] == "fastapi":
+    name, port = sys.argv[2], int(sys.argv[3])
+    os.environ["NEMO_GYM_CONFIG_DICT"] = json.dumps({
+        "dry_run": False,
+        "head_server": {"host": "127.0.0.1", "port": 1},  # not contacted by /verify
+        name: {"resources_servers": {"example_single_tool_call": {
+            "entrypoint": "app.py", "domain": "agent", "host": "127.0.0.1", "port": port}}},
+    })
+    os.environ["NEMO_GYM_CONFIG_PATH"] = name
+    from resources_servers.example_single_tool_call.app import SimpleWeatherResourcesServer
+    SimpleWeatherResourcesServer.run_webserver()
 elif sys.argv[1] == "orchestrate":
     from nemo_gym.telemetry.memory import MemoryProfiler, ServerMemoryTarget
     name, pid, seconds = sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
@@ -201,10 +217,16 @@ fn gym_environment(
 
 /// Our fleet (orchestrator, one resources server, one agent) in `env` alone.
 fn start_fleet(env: &BTreeMap<String, String>, seconds: u32) -> Fleet {
+    start_fleet_with(env, seconds, &[])
+}
+
+/// [`start_fleet`] with `extra` arguments.
+fn start_fleet_with(env: &BTreeMap<String, String>, seconds: u32, extra: &[String]) -> Fleet {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gym-fleet"));
     cmd.env_clear().envs(env);
     let mut args = fast_fleet_args(1, 1, 0.75);
     args.extend(["--duration".to_string(), seconds.to_string()]);
+    args.extend_from_slice(extra);
     Fleet::start_command(cmd, &args, &[])
 }
 
@@ -787,4 +809,120 @@ fn gyms_memory_gauges_from_both_languages_answer_one_query() {
         vm.wait_for(&by_sdk, Duration::from_secs(10), |s| s.len() == 2)
             .unwrap_or_else(|e| panic!("{gauge}: {e}"));
     }
+}
+
+#[test]
+fn our_agents_call_a_real_gym_fastapi_server_and_every_http_panel_answers_for_both() {
+    if gym_testkit::ran_in_child() {
+        return;
+    }
+    let Gym {
+        python,
+        script,
+        _dir,
+    } = Gym::set_up();
+    let relabel = deploy_file(&["victoriametrics", "otlp-relabel.yml"]);
+    let vm = VictoriaMetrics::start_with_flags(&[format!("-relabelConfig={}", relabel.display())])
+        .expect("victoria-metrics starts");
+    // Neither Gym nor lens sets OTEL_SEMCONV_STABILITY_OPT_IN: the FastAPI
+    // server emits the old `http.server.duration`, ours the stable name.
+    let env = gym_environment(&python, &script, &vm, "per_rollout", false);
+    assert!(!env.contains_key("OTEL_SEMCONV_STABILITY_OPT_IN"));
+
+    const FASTAPI: &str = "gym_weather";
+    let port = gym_testkit::free_port();
+    let mut server = driver(
+        &python,
+        &script,
+        &["fastapi", FASTAPI, &port.to_string()],
+        &env,
+    );
+    let server = Killed(
+        (server.stdout(Stdio::null()).stderr(Stdio::null()))
+            .spawn()
+            .expect("Gym's FastAPI server starts"),
+    );
+    let health = format!("http://127.0.0.1:{port}/health");
+    let up = (0..120).any(|_| {
+        std::thread::sleep(Duration::from_millis(500));
+        gym_testkit::http_get(&health, &[]).is_ok_and(|(status, _, _)| status == 200)
+    });
+    assert!(
+        up,
+        "Gym's FastAPI server (pid {}) did not answer {health} in 60 s",
+        server.0.id()
+    );
+
+    let gym_target = format!("127.0.0.1:{port}");
+    let fleet = start_fleet_with(&env, 40, &["--gym-resources-servers".into(), gym_target]);
+    let context = || {
+        format!(
+            "fleet:\n{}\nvictoria-metrics:\n{}",
+            fleet.output(),
+            vm.log_tail()
+        )
+    };
+
+    // Our agent's calls reach Gym's /verify (its route template in
+    // `http_target`, as the old metric has it), and our server's.
+    let gym_service = format!("{FLEET}/{FASTAPI}");
+    let calls = format!(
+        "sum by (instance) (http_server_duration_milliseconds_count{{service_name=\"{gym_service}\", http_target=\"/verify\", http_method=\"POST\", http_status_code=\"200\"}})"
+    );
+    let gym = vm
+        .wait_for(&calls, Duration::from_secs(40), |s| {
+            s.len() == 1 && s[0].value >= 3.0
+        })
+        .unwrap_or_else(|e| panic!("{e}\n{}", context()));
+    let gym_instance = gym[0].labels["instance"].clone();
+    let ours = vm
+        .wait_for(
+            &format!("sum by (instance) (http_server_request_duration_seconds_count{{service_name=\"{FLEET}/resources-0\"}})"),
+            Duration::from_secs(10),
+            |s| s.len() == 1 && s[0].value >= 3.0,
+        )
+        .unwrap_or_else(|e| panic!("{e}\n{}", context()));
+    let our_instance = ours[0].labels["instance"].clone();
+    // Two exports more, so every rate has two points of both.
+    std::thread::sleep(Duration::from_secs(3));
+
+    // Every HTTP panel, its rules expanded, answers for Gym's server (the
+    // old metric) and for ours (the stable one), by route.
+    let rules = rules();
+    let panels: Vec<(String, String)> = panel_queries(FLEET)
+        .into_iter()
+        .map(|(title, e)| {
+            let bare = |e: String, r: &Rule| {
+                e.replace(&format!("{}{{job=~\"{FLEET}\"}}", r.name), &r.name)
+            };
+            (title, expand(&rules.iter().fold(e, bare), &rules))
+        })
+        .filter(|(_, expr)| reads(expr).iter().any(|n| n.starts_with("http_server_")))
+        .collect();
+    assert!(panels.len() >= 2, "the HTTP panels: {panels:?}");
+    let mut problems = Vec::new();
+    for (title, expr) in &panels {
+        for (who, instance, route) in [
+            ("Gym's", &gym_instance, "/verify"),
+            ("ours", &our_instance, "/verify"),
+        ] {
+            let got = vm
+                .query_with_extra_label(expr, &format!("instance={instance}"))
+                .unwrap_or_else(|e| panic!("{title}: {e}"));
+            let routes: BTreeSet<&str> = (got.iter())
+                .filter_map(|s| s.labels.get("http_route").map(String::as_str))
+                .collect();
+            if !routes.contains(route) || got.iter().any(|s| !s.value.is_finite()) {
+                problems.push(format!(
+                    "{title}: {who} ({instance}) gave {got:?}\n  `{expr}`"
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{}\n{}",
+        problems.join("\n"),
+        context()
+    );
 }

@@ -18,6 +18,10 @@
 //! - with `NEMO_GYM_OTEL_ENABLED=false` a fleet exports nothing, and with
 //!   `NEMO_GYM_OTEL_SPAN_GROUPS=default` it records rollouts but no
 //!   verifications, and says why.
+//! - with Gym's memory profiling on, our orchestrator's memory gauges and
+//!   those of Gym's own orchestrator code answer one query;
+//! - our agents call a real Gym FastAPI resources server, and every HTTP
+//!   panel answers for it (the old HTTP metric) and for ours (the stable one).
 //!
 //! The driver starts with the workarounds the released packages need
 //! (`support/gym_python.rs`).
@@ -134,6 +138,26 @@ impl Gym {
             _dir: dir,
         }
     }
+}
+
+/// A VictoriaMetrics given the kit's `deploy/victoriametrics/otlp-relabel.yml`.
+fn relabelled_victoria_metrics() -> VictoriaMetrics {
+    let relabel = deploy_file(&["victoriametrics", "otlp-relabel.yml"]);
+    VictoriaMetrics::start_with_flags(&[format!("-relabelConfig={}", relabel.display())])
+        .expect("victoria-metrics starts")
+}
+
+/// The driver running `args` in `env`, its output discarded.
+fn spawn_driver(
+    python: &Path,
+    script: &Path,
+    args: &[&str],
+    env: &BTreeMap<String, String>,
+) -> Killed {
+    let mut command = driver(python, script, args, env);
+    let child = (command.stdout(Stdio::null()).stderr(Stdio::null()).spawn())
+        .unwrap_or_else(|e| panic!("the Gym driver ({args:?}) starts: {e}"));
+    Killed(child)
 }
 
 /// A child process killed (by its PID) and reaped when dropped.
@@ -394,19 +418,11 @@ fn our_fleet_and_a_python_gym_server_are_one_fleet_in_victoria_metrics() {
         script,
         _dir,
     } = Gym::set_up();
-    let relabel = deploy_file(&["victoriametrics", "otlp-relabel.yml"]);
-    let vm = VictoriaMetrics::start_with_flags(&[format!("-relabelConfig={}", relabel.display())])
-        .expect("victoria-metrics starts");
+    let vm = relabelled_victoria_metrics();
 
     let env = gym_environment(&python, &script, &vm, "per_rollout", false);
     let fleet = start_fleet(&env, 40);
-    let mut py = driver(&python, &script, &["serve", PYTHON_SERVER, "40"], &env);
-    let py = Killed(
-        py.stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the Python Gym server starts"),
-    );
+    let py = spawn_driver(&python, &script, &["serve", PYTHON_SERVER, "40"], &env);
 
     // Four processes: our orchestrator, server and agent, and Gym's Python server,
     // each with its own instance, once each has exported a few times.
@@ -710,32 +726,16 @@ fn gyms_memory_gauges_from_both_languages_answer_one_query() {
         script,
         _dir,
     } = Gym::set_up();
-    let relabel = deploy_file(&["victoriametrics", "otlp-relabel.yml"]);
-    let vm = VictoriaMetrics::start_with_flags(&[format!("-relabelConfig={}", relabel.display())])
-        .expect("victoria-metrics starts");
+    let vm = relabelled_victoria_metrics();
     let env = gym_environment(&python, &script, &vm, "per_rollout", true);
 
     // Our orchestrator samples the server and agent it launched; Gym's
     // orchestrator code samples the Python server it "launched".
     let fleet = start_fleet(&env, 30);
-    let mut server = driver(&python, &script, &["serve", PYTHON_SERVER, "30"], &env);
-    let server = Killed(
-        (server.stdout(Stdio::null()).stderr(Stdio::piped()))
-            .spawn()
-            .expect("the Python Gym server starts"),
-    );
+    let server = spawn_driver(&python, &script, &["serve", PYTHON_SERVER, "30"], &env);
     let pid = server.0.id().to_string();
-    let mut orchestrator = driver(
-        &python,
-        &script,
-        &["orchestrate", PYTHON_SERVER, &pid, "30"],
-        &env,
-    );
-    let _orchestrator = Killed(
-        (orchestrator.stdout(Stdio::null()).stderr(Stdio::piped()))
-            .spawn()
-            .expect("Gym's orchestrator code starts"),
-    );
+    let orchestrate = ["orchestrate", PYTHON_SERVER, &pid, "30"];
+    let _orchestrator = spawn_driver(&python, &script, &orchestrate, &env);
 
     // One query over Gym's name answers for every server of both languages.
     let usage = "gym_server_memory_usage_bytes{memory_type=\"rss\"}";
@@ -821,9 +821,7 @@ fn our_agents_call_a_real_gym_fastapi_server_and_every_http_panel_answers_for_bo
         script,
         _dir,
     } = Gym::set_up();
-    let relabel = deploy_file(&["victoriametrics", "otlp-relabel.yml"]);
-    let vm = VictoriaMetrics::start_with_flags(&[format!("-relabelConfig={}", relabel.display())])
-        .expect("victoria-metrics starts");
+    let vm = relabelled_victoria_metrics();
     // Neither Gym nor lens sets OTEL_SEMCONV_STABILITY_OPT_IN: the FastAPI
     // server emits the old `http.server.duration`, ours the stable name.
     let env = gym_environment(&python, &script, &vm, "per_rollout", false);
@@ -831,17 +829,8 @@ fn our_agents_call_a_real_gym_fastapi_server_and_every_http_panel_answers_for_bo
 
     const FASTAPI: &str = "gym_weather";
     let port = gym_testkit::free_port();
-    let mut server = driver(
-        &python,
-        &script,
-        &["fastapi", FASTAPI, &port.to_string()],
-        &env,
-    );
-    let server = Killed(
-        (server.stdout(Stdio::null()).stderr(Stdio::null()))
-            .spawn()
-            .expect("Gym's FastAPI server starts"),
-    );
+    let port_arg = port.to_string();
+    let server = spawn_driver(&python, &script, &["fastapi", FASTAPI, &port_arg], &env);
     let health = format!("http://127.0.0.1:{port}/health");
     let up = (0..120).any(|_| {
         std::thread::sleep(Duration::from_millis(500));

@@ -196,11 +196,13 @@ impl FleetSize {
     }
 
     /// Publishes the processes the orchestrator launched: each server's
-    /// [`Role`] and pid, the whole list, replacing the last one. With NeMo
-    /// Gym's memory profiling on (`NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED`),
-    /// the backend samples their process trees and the host and exports
-    /// Gym's memory gauges, as Gym's orchestrator does. Never fails, never
-    /// blocks on the sampling.
+    /// [`Role`] and pid, the whole list, replacing the last one; list the
+    /// exited ones too, as Gym does (a gone tree reads zero, its sampled
+    /// peak kept). With NeMo Gym's memory profiling on
+    /// (`NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED`), the backend samples their
+    /// process trees and the host and exports Gym's memory gauges, as Gym's
+    /// orchestrator does. Never fails; the sampling happens on the backend's
+    /// own thread.
     ///
     /// ```
     /// # use std::sync::Mutex;

@@ -19,7 +19,13 @@
 //! # #[cfg(target_os = "linux")] {
 //! let profiler = MemoryProfiler::start(Duration::from_secs(1));
 //! profiler.set_servers(&[(Role::server("me", "resources_servers"), std::process::id())]);
-//! let sample = profiler.latest();
+//! // The thread samples the new list at once; wait for it.
+//! let sample = (0..500)
+//!     .find_map(|_| {
+//!         std::thread::sleep(Duration::from_millis(10));
+//!         Some(profiler.latest()).filter(|s| !s.servers.is_empty())
+//!     })
+//!     .expect("a sample within 5 s");
 //! let me = &sample.servers[0];
 //! assert!(me.rss_bytes > 0 && me.processes >= 1);
 //! assert!(me.peak_rss_bytes >= me.rss_bytes);
@@ -29,7 +35,7 @@
 //! ```
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use gym_metrics_api::backend::Instrument;
@@ -75,7 +81,11 @@ impl MemorySample {
     /// use gym_metrics_api::Role;
     /// let p = gym_metrics_kit::memory::MemoryProfiler::start(std::time::Duration::from_secs(5));
     /// p.set_servers(&[(Role::server("me", "agent"), std::process::id())]);
-    /// let sample = p.latest();
+    /// # let sample = (0..500).find_map(|_| {
+    /// #     std::thread::sleep(std::time::Duration::from_millis(10));
+    /// #     Some(p.latest()).filter(|s| !s.servers.is_empty())
+    /// # });
+    /// let sample = sample.expect("sampled within 5 s");
     /// let points = sample.points();
     /// let usage: Vec<_> = points
     ///     .iter()
@@ -139,8 +149,15 @@ impl MemorySample {
 /// One value of one of Gym's memory gauges ([`MemorySample::points`]).
 ///
 /// ```
-/// let none = gym_metrics_kit::memory::MemorySample::default();
-/// assert!(none.points().is_empty());
+/// # #[cfg(target_os = "linux")] {
+/// let p = gym_metrics_kit::memory::MemoryProfiler::start(std::time::Duration::from_secs(60));
+/// let sample = p.latest(); // the host alone: no server published
+/// let points = sample.points();
+/// let names: Vec<&str> = points.iter().map(|p| p.instrument.name).collect();
+/// assert_eq!(names, ["gym.host.memory.usage", "gym.host.memory.available",
+///     "gym.host.memory.total", "gym.host.memory.sampled_peak"]);
+/// assert!(points.iter().all(|p| p.server.is_none() && p.memory_type.is_none()));
+/// # }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -160,8 +177,21 @@ impl MemoryPoint<'_> {
     /// decimal; Gym's is an integer, which a Prometheus label shows alike).
     ///
     /// ```
-    /// let none = gym_metrics_kit::memory::MemorySample::default();
-    /// assert!(none.points().iter().all(|p| p.attributes().is_empty()));
+    /// # #[cfg(target_os = "linux")] {
+    /// use gym_metrics_api::Role;
+    /// let p = gym_metrics_kit::memory::MemoryProfiler::start(std::time::Duration::from_secs(60));
+    /// // No such pid (above Linux's pid_max): a gone server, sampled as zeros.
+    /// p.set_servers(&[(Role::server("math-0", "resources_servers"), 42_000_000)]);
+    /// # let sample = (0..500).find_map(|_| {
+    /// #     std::thread::sleep(std::time::Duration::from_millis(10));
+    /// #     Some(p.latest()).filter(|s| !s.servers.is_empty())
+    /// # }).expect("sampled within 5 s");
+    /// let first = sample.points()[0];
+    /// assert_eq!((first.instrument.name, first.value), ("gym.server.memory.usage", 0));
+    /// let attributes = first.attributes();
+    /// assert_eq!(attributes[2], ("process.pid", "42000000".to_string()));
+    /// assert_eq!(attributes[3], ("memory.type", "rss".to_string()));
+    /// # }
     /// ```
     pub fn attributes(&self) -> Vec<(&'static str, String)> {
         let mut attributes = Vec::new();
@@ -209,7 +239,11 @@ pub struct HostMemory {
 /// use gym_metrics_api::Role;
 /// let profiler = gym_metrics_kit::memory::MemoryProfiler::start(std::time::Duration::from_secs(1));
 /// profiler.set_servers(&[(Role::server("me", "agent"), std::process::id())]);
-/// let me = profiler.latest().servers[0].clone();
+/// # let sampled = (0..500).find_map(|_| {
+/// #     std::thread::sleep(std::time::Duration::from_millis(10));
+/// #     profiler.latest().servers.first().cloned()
+/// # });
+/// let me = sampled.expect("sampled within 5 s");
 /// assert_eq!((me.role.name(), me.pid), ("me", std::process::id()));
 /// # }
 /// ```
@@ -234,7 +268,9 @@ pub struct ServerMemory {
 
 /// Samples the host and the published servers every interval, on a thread
 /// of its own that ends when the profiler is dropped; readers take the
-/// latest sample ([`MemoryProfiler::latest`]) without touching `/proc`.
+/// latest sample ([`MemoryProfiler::latest`]) without touching `/proc`, and
+/// a new list of servers ([`MemoryProfiler::set_servers`]) only wakes the
+/// thread, so neither waits on a sampling.
 ///
 /// ```
 /// use std::time::Duration;
@@ -243,12 +279,24 @@ pub struct ServerMemory {
 /// ```
 #[derive(Debug)]
 pub struct MemoryProfiler {
+    shared: Arc<Shared>,
+}
+
+/// What the profiler and its thread share.
+#[derive(Debug, Default)]
+struct Shared {
     state: Mutex<State>,
+    /// Rung by a new list of servers and by the profiler's drop.
+    wake: Condvar,
 }
 
 #[derive(Debug, Default)]
 struct State {
     servers: Vec<(Role, u32)>,
+    /// A new list of servers waits for its sample.
+    changed: bool,
+    /// The profiler is gone: the thread ends.
+    stopped: bool,
     /// Per `(server name, memory type)`, as Gym keys its peaks.
     peaks: HashMap<(String, &'static str), u64>,
     host_peak: u64,
@@ -257,66 +305,94 @@ struct State {
 
 impl MemoryProfiler {
     /// A profiler that has taken its first sample (the host alone) and
-    /// samples again every `interval` on the thread
-    /// `gym-metrics-memory`. Elsewhere than Linux nothing is sampled.
+    /// samples again every `interval`, and at once when the servers change,
+    /// on the thread `gym-metrics-memory`. Elsewhere than Linux nothing is
+    /// sampled.
     ///
     /// ```
     /// let p = gym_metrics_kit::memory::MemoryProfiler::start(std::time::Duration::from_secs(5));
     /// assert_eq!(p.latest().host.is_some(), cfg!(target_os = "linux"));
     /// ```
-    pub fn start(interval: Duration) -> Arc<Self> {
-        let profiler = Arc::new(Self {
-            state: Mutex::new(State::default()),
-        });
-        profiler.sample();
-        let weak: Weak<Self> = Arc::downgrade(&profiler);
+    pub fn start(interval: Duration) -> Self {
+        let shared = Arc::new(Shared::default());
+        shared.sample();
+        let thread = Arc::clone(&shared);
         let spawned = std::thread::Builder::new()
             .name("gym-metrics-memory".into())
-            .spawn(move || loop {
-                std::thread::sleep(interval);
-                match weak.upgrade() {
-                    Some(profiler) => profiler.sample(),
-                    None => return,
-                }
-            });
+            .spawn(move || thread.run(interval));
         if let Err(e) = spawned {
-            log::warn!("gym-metrics: memory profiling samples only when servers are published: cannot start its thread: {e}");
+            log::warn!("gym-metrics: memory profiling left out: cannot start its thread: {e}");
         }
-        profiler
+        Self { shared }
     }
 
-    /// Replaces the servers sampled, and samples them at once.
+    /// Replaces the servers sampled; the thread samples them at once.
     ///
     /// ```
     /// # #[cfg(target_os = "linux")] {
     /// use gym_metrics_api::Role;
-    /// let p = gym_metrics_kit::memory::MemoryProfiler::start(std::time::Duration::from_secs(5));
+    /// let p = gym_metrics_kit::memory::MemoryProfiler::start(std::time::Duration::from_secs(60));
     /// p.set_servers(&[(Role::server("me", "agent"), std::process::id())]);
-    /// assert_eq!(p.latest().servers.len(), 1);
-    /// p.set_servers(&[]);
-    /// assert!(p.latest().servers.is_empty());
+    /// let sampled = (0..500).any(|_| {
+    ///     std::thread::sleep(std::time::Duration::from_millis(10));
+    ///     p.latest().servers.len() == 1
+    /// });
+    /// assert!(sampled);
     /// # }
     /// ```
     pub fn set_servers(&self, servers: &[(Role, u32)]) {
-        self.lock().servers = servers.to_vec();
-        self.sample();
+        let mut state = self.shared.lock();
+        state.servers = servers.to_vec();
+        state.changed = true;
+        self.shared.wake.notify_one();
     }
 
     /// The latest sample.
     ///
     /// ```
     /// let p = gym_metrics_kit::memory::MemoryProfiler::start(std::time::Duration::from_secs(5));
-    /// let _ = p.latest();
+    /// let sample = p.latest();
+    /// assert!(sample.servers.is_empty());
+    /// assert_eq!(sample.host.is_some_and(|h| h.total_bytes > 0), cfg!(target_os = "linux"));
     /// ```
     pub fn latest(&self) -> MemorySample {
-        self.lock().latest.clone()
+        self.shared.lock().latest.clone()
     }
+}
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+impl Drop for MemoryProfiler {
+    fn drop(&mut self) {
+        self.shared.lock().stopped = true;
+        self.shared.wake.notify_one();
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Reads `/proc` outside the lock, then folds the readings into the peaks.
+    /// The thread: a sample every `interval`, or at once for new servers,
+    /// until the profiler is dropped. The only sampler after the first, so
+    /// samples land in the order they were taken.
+    fn run(&self, interval: Duration) {
+        loop {
+            let state = self.lock();
+            let wait = self
+                .wake
+                .wait_timeout_while(state, interval, |s| !s.changed && !s.stopped);
+            let mut state = wait.map_or_else(|e| e.into_inner().0, |(state, _)| state);
+            if state.stopped {
+                return;
+            }
+            state.changed = false;
+            drop(state);
+            self.sample();
+        }
+    }
+
+    /// Reads `/proc` outside the lock, then folds the readings into the
+    /// peaks. A server whose tree is gone reads zero, its peak kept, as in Gym.
     fn sample(&self) {
         let servers = self.lock().servers.clone();
         let host = imp::host();
@@ -372,9 +448,9 @@ struct Tree {
 }
 
 impl Tree {
-    /// Sums the readable members' `(rss, pss)`; `None` when none could be
+    /// Sums the readable members' `(rss, pss)`: all zero when none could be
     /// read (the server is gone), and no `pss` unless every member had one.
-    fn sum(members: impl IntoIterator<Item = (u64, Option<u64>)>) -> Option<Self> {
+    fn sum(members: impl IntoIterator<Item = (u64, Option<u64>)>) -> Self {
         let mut tree = Tree {
             rss: 0,
             pss: Some(0),
@@ -385,7 +461,7 @@ impl Tree {
             tree.pss = tree.pss.zip(pss).map(|(a, b)| a + b);
             tree.processes += 1;
         }
-        (tree.processes > 0).then_some(tree)
+        tree
     }
 
     /// Every pid of the tree under `root` (itself included), given each
@@ -417,7 +493,7 @@ mod imp {
 
     pub(super) fn tree(root: u32) -> Option<Tree> {
         let pids = Tree::pids(root, children);
-        Tree::sum(pids.into_iter().filter_map(memory))
+        Some(Tree::sum(pids.into_iter().filter_map(memory)))
     }
 
     /// The children of every thread of `pid` (an exited one has none).
@@ -466,11 +542,13 @@ mod tests {
 
     #[test]
     fn a_tree_sums_its_members_and_keeps_pss_only_when_every_member_has_it() {
-        let all = Tree::sum([(10, Some(4)), (20, Some(6))]).unwrap();
+        let all = Tree::sum([(10, Some(4)), (20, Some(6))]);
         assert_eq!((all.rss, all.pss, all.processes), (30, Some(10), 2));
-        let partial = Tree::sum([(10, Some(4)), (20, None)]).unwrap();
+        let partial = Tree::sum([(10, Some(4)), (20, None)]);
         assert_eq!((partial.rss, partial.pss, partial.processes), (30, None, 2));
-        assert_eq!(Tree::sum([]), None);
+        // A gone tree: zeros, pss included, as Gym reports it.
+        let gone = Tree::sum([]);
+        assert_eq!((gone.rss, gone.pss, gone.processes), (0, Some(0), 0));
     }
 
     #[test]
@@ -541,17 +619,24 @@ mod tests {
         );
     }
 
+    /// Samples `servers` on this thread, past the profiler's own thread
+    /// (whose interval the tests make an hour).
+    fn sample_now(profiler: &MemoryProfiler, servers: &[(Role, u32)]) -> MemorySample {
+        profiler.shared.lock().servers = servers.to_vec();
+        profiler.shared.sample();
+        profiler.latest()
+    }
+
     #[cfg(target_os = "linux")]
     #[test]
-    fn a_server_tree_holds_its_child_processes_and_peaks_only_rise() {
+    fn a_server_tree_holds_its_child_processes_and_a_gone_one_reads_zero_its_peak_kept() {
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
             .unwrap();
         let profiler = MemoryProfiler::start(Duration::from_secs(3600));
-        let me = std::process::id();
-        profiler.set_servers(&[(Role::server("me", "agent"), me)]);
-        let sample = profiler.latest();
+        let me = [(Role::server("me", "agent"), std::process::id())];
+        let sample = sample_now(&profiler, &me);
         let server = &sample.servers[0];
         assert!(server.processes >= 2, "{server:?}"); // this test and `sleep`
         let own = imp::tree(child.id()).unwrap();
@@ -563,41 +648,52 @@ mod tests {
         );
         child.kill().unwrap();
         child.wait().unwrap();
-        // A smaller tree later: the usage falls, the peak stays.
-        let before = server.peak_rss_bytes;
-        profiler.set_servers(&[(Role::server("me", "agent"), me)]);
-        let after = &profiler.latest().servers[0];
-        assert!(after.peak_rss_bytes >= before && after.peak_rss_bytes >= after.rss_bytes);
-        // A gone server is left out of the sample.
-        profiler.set_servers(&[(Role::server("gone", "agent"), u32::MAX)]);
-        assert!(profiler.latest().servers.is_empty());
+        // One process fewer later; the peak never falls.
+        let after = sample_now(&profiler, &me).servers[0].clone();
+        assert_eq!(after.processes, server.processes - 1);
+        assert!(after.peak_rss_bytes >= server.peak_rss_bytes.max(after.rss_bytes));
+        // The same name at a pid that is gone: zeros, the peak kept (Gym's way).
+        let gone = sample_now(&profiler, &[(Role::server("me", "agent"), u32::MAX)]);
+        let gone = &gone.servers[0];
+        assert_eq!(
+            (gone.rss_bytes, gone.pss_bytes, gone.processes),
+            (0, Some(0), 0)
+        );
+        assert_eq!(gone.peak_rss_bytes, after.peak_rss_bytes);
+    }
+
+    /// Waits up to 5 s for `profiler`'s thread to sample one server.
+    fn sampled_by_the_thread(profiler: &MemoryProfiler) -> bool {
+        (0..500).any(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            profiler.latest().servers.len() == 1
+        })
     }
 
     #[test]
-    fn the_thread_samples_every_interval_and_ends_with_the_profiler() {
-        let profiler = MemoryProfiler::start(Duration::from_millis(20));
-        let weak = Arc::downgrade(&profiler);
+    fn the_thread_samples_new_servers_at_once_and_every_interval_and_ends_with_the_profiler() {
         if cfg!(target_os = "linux") {
-            profiler.set_servers(&[(Role::server("me", "agent"), std::process::id())]);
-            let before = profiler.latest().servers[0].rss_bytes;
-            // 64 MiB touched after the last explicit sample: only the
-            // thread's next sample can see them.
-            let ballast = vec![1u8; 64 << 20];
-            let grew = (0..200).any(|_| {
-                std::thread::sleep(Duration::from_millis(20));
-                profiler.latest().servers[0].rss_bytes > before + (32 << 20)
-            });
+            let me = [(Role::server("me", "agent"), std::process::id())];
+            // An hour's interval: only the wake of a new list samples.
+            let woken = MemoryProfiler::start(Duration::from_secs(3600));
+            woken.set_servers(&me);
             assert!(
-                grew && ballast.iter().all(|b| *b == 1),
-                "no new sample in 4 s"
+                sampled_by_the_thread(&woken),
+                "a new list waits for the interval"
             );
+            // No wake: only the interval samples the list.
+            let ticking = MemoryProfiler::start(Duration::from_millis(20));
+            ticking.shared.lock().servers = me.to_vec();
+            assert!(sampled_by_the_thread(&ticking), "no sample every interval");
         }
+        let profiler = MemoryProfiler::start(Duration::from_secs(3600));
+        let shared = Arc::clone(&profiler.shared);
         drop(profiler);
-        // The thread holds it only while sampling, then lets it go.
-        let ended = (0..100).any(|_| {
+        // The thread held the other reference; it ends at once, not after the hour.
+        let ended = (0..250).any(|_| {
             std::thread::sleep(Duration::from_millis(20));
-            weak.upgrade().is_none()
+            Arc::strong_count(&shared) == 1
         });
-        assert!(ended);
+        assert!(ended, "the thread outlived its profiler");
     }
 }

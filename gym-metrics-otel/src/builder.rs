@@ -770,6 +770,9 @@ impl OtelBuilder {
             instance_id,
             &self.gym,
         );
+        let memory_profiling = (self.exporter != MetricsExporter::None)
+            .then(|| self.gym.memory_profiling())
+            .flatten();
         let sink = match self.exporter {
             MetricsExporter::None => Sink::None,
             MetricsExporter::Console => Sink::Console(self.console_writer.clone()),
@@ -795,7 +798,8 @@ impl OtelBuilder {
         }
         let recorder = OtelRecorder::new(&provider, self.role, &self.boundaries, self.http_old)
             .with_span_groups(self.gym.span_groups())
-            .with_memory_profiling(&provider, self.gym.memory_profiling());
+            // Gym's orchestrator profiles only while telemetry exports.
+            .with_memory_profiling(&provider, memory_profiling);
         let guard = OtelGuard::new(Some(provider.clone()), self.shutdown_timeout);
         #[cfg(feature = "metrics-bridge")]
         let guard = match self.metrics_bridge {

@@ -10,7 +10,7 @@ use opentelemetry::metrics::Meter;
 use opentelemetry::KeyValue;
 
 use gym_metrics_api::backend::Instrument;
-use gym_metrics_kit::memory::{MemoryProfiler, PID_ATTRIBUTE};
+use gym_metrics_kit::memory::{MemoryPoint, MemoryProfiler, PID_ATTRIBUTE};
 
 /// Registers one gauge per [`Instrument::GYM_MEMORY`] entry on `meter`,
 /// observing `profiler`'s latest sample. The SDK keeps the callbacks (and
@@ -26,7 +26,7 @@ pub(crate) fn register(meter: &Meter, profiler: &Arc<MemoryProfiler>) {
                 let sample = profiler.latest();
                 for point in sample.points() {
                     if point.instrument == instrument {
-                        observer.observe(point.value, &attributes(&point.attributes()));
+                        observer.observe(point.value, &attributes(&point));
                     }
                 }
             })
@@ -34,12 +34,13 @@ pub(crate) fn register(meter: &Meter, profiler: &Arc<MemoryProfiler>) {
     }
 }
 
-fn attributes(pairs: &[(&'static str, String)]) -> Vec<KeyValue> {
-    pairs
-        .iter()
-        .map(|(key, value)| match value.parse::<i64>() {
-            Ok(pid) if *key == PID_ATTRIBUTE => KeyValue::new(*key, pid),
-            _ => KeyValue::new(*key, value.clone()),
+/// The point's attributes, `process.pid` as the integer it is.
+fn attributes(point: &MemoryPoint<'_>) -> Vec<KeyValue> {
+    let pid = point.server.map(|s| i64::from(s.pid));
+    (point.attributes().into_iter())
+        .map(|(key, value)| match pid {
+            Some(pid) if key == PID_ATTRIBUTE => KeyValue::new(key, pid),
+            _ => KeyValue::new(key, value),
         })
         .collect()
 }

@@ -123,7 +123,7 @@ impl OtelRecorder {
         interval: Option<Duration>,
     ) -> Self {
         if let Some(interval) = interval.filter(|_| self.role.writes_fleet_size()) {
-            let profiler = MemoryProfiler::start(interval);
+            let profiler = Arc::new(MemoryProfiler::start(interval));
             crate::memory_instruments::register(&gym_meter(provider), &profiler);
             self.memory = Some(profiler);
         }

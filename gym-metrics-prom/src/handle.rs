@@ -132,7 +132,9 @@ impl PrometheusHandle {
     /// The gym families as a `prometheus` crate collector, for an
     /// application that serves a `prometheus::Registry` of its own: register
     /// it there and that registry's `TextEncoder` output carries exactly what
-    /// [`PrometheusHandle::render`] writes.
+    /// [`PrometheusHandle::render`] writes of our own families (the gym
+    /// instruments' and the process's), not a later source's: the `metrics`
+    /// bridge's, or Gym's memory gauges.
     ///
     /// ```
     /// let (_r, handle) = gym_metrics_prom::PrometheusBuilder::new().build()?;

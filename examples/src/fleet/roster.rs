@@ -157,11 +157,11 @@ impl Roster {
             .count() as u64
     }
 
-    /// Each member not yet exited, as Gym's memory profiling samples it:
-    /// its role and the pid it was launched with.
+    /// Every member launched, as Gym's memory profiling samples it: its
+    /// role and the pid it was launched with. An exited one stays, as in
+    /// Gym: it reads zero, its sampled peak kept.
     pub fn processes(&self) -> Vec<(Role, u32)> {
         (self.members.iter())
-            .filter(|m| !matches!(m.health, Health::Exited(_) | Health::Crashed(_)))
             .filter_map(|m| Some((Role::server(&m.name, m.kind.server_type()), m.pid?)))
             .collect()
     }

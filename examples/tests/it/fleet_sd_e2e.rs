@@ -291,23 +291,24 @@ fn prometheus_discovers_every_process_from_the_orchestrator_and_drops_a_killed_o
         .filter(|n| *n != "orchestrator")
         .cloned()
         .collect();
-    let memory = |want: &BTreeSet<String>| {
-        let want = want.clone();
+    // `gone`: the one process whose memory reads zero (it exited).
+    let memory = |gone: Option<&'static str>| {
+        let want = launched.clone();
         prometheus
             .wait_for(
                 "gym_server_memory_usage_bytes{memory_type=\"rss\"}",
                 WAIT,
                 move |s| {
-                    let named: BTreeSet<String> = s
-                        .iter()
-                        .map(|x| x.labels["nemo_gym_server_name"].clone())
-                        .collect();
-                    named == want && s.len() == want.len()
+                    let name = |x: &Sample| x.labels.get("nemo_gym_server_name").cloned();
+                    let named: BTreeSet<String> = s.iter().filter_map(name).collect();
+                    let zero_when_gone =
+                        |x: &Sample| (name(x).as_deref() == gone) == (x.value == 0.0);
+                    named == want && s.len() == want.len() && s.iter().all(zero_when_gone)
                 },
             )
             .unwrap_or_else(|e| panic!("{e}\n{}", context()))
     };
-    for sample in memory(&launched) {
+    for sample in memory(None) {
         let labels = &sample.labels;
         assert_eq!(
             labels["instance"],
@@ -337,9 +338,8 @@ fn prometheus_discovers_every_process_from_the_orchestrator_and_drops_a_killed_o
     rest.remove(victim);
     assert_eq!(listed_names(&sd_document(&sd_url)), rest);
     assert_eq!(file_sd_names(&file_sd), rest);
-    let mut alive = launched.clone();
-    alive.remove(victim);
-    memory(&alive);
+    // Its memory reads zero, as Gym reports a server that is gone.
+    memory(Some(victim));
     prometheus
         .wait_for("gym_servers_active", WAIT, |s| {
             s.len() == 1 && s[0].value == (SERVERS - 1) as f64

@@ -872,9 +872,6 @@ fn our_agents_call_a_real_gym_fastapi_server_and_every_http_panel_answers_for_bo
         )
         .unwrap_or_else(|e| panic!("{e}\n{}", context()));
     let our_instance = ours[0].labels["instance"].clone();
-    // Two exports more, so every rate has two points of both.
-    std::thread::sleep(Duration::from_secs(3));
-
     // Every HTTP panel, its rules expanded, answers for Gym's server (the
     // old metric) and for ours (the stable one), by route.
     let rules = rules();
@@ -891,17 +888,26 @@ fn our_agents_call_a_real_gym_fastapi_server_and_every_http_panel_answers_for_bo
     assert!(panels.len() >= 2, "the HTTP panels: {panels:?}");
     let mut problems = Vec::new();
     for (title, expr) in &panels {
-        for (who, instance, route) in [
-            ("Gym's", &gym_instance, "/verify"),
-            ("ours", &our_instance, "/verify"),
-        ] {
-            let got = vm
-                .query_with_extra_label(expr, &format!("instance={instance}"))
-                .unwrap_or_else(|e| panic!("{title}: {e}"));
-            let routes: BTreeSet<&str> = (got.iter())
-                .filter_map(|s| s.labels.get("http_route").map(String::as_str))
-                .collect();
-            if !routes.contains(route) || got.iter().any(|s| !s.value.is_finite()) {
+        for (who, instance) in [("Gym's", &gym_instance), ("ours", &our_instance)] {
+            // Retried for 15 s: a rate needs two exports of each series.
+            let answer = || {
+                let got = vm
+                    .query_with_extra_label(expr, &format!("instance={instance}"))
+                    .unwrap_or_else(|e| panic!("{title}: {e}"));
+                let on_verify =
+                    |s: &Sample| s.labels.get("http_route").is_some_and(|r| r == "/verify");
+                let good = got.iter().any(on_verify) && got.iter().all(|s| s.value.is_finite());
+                (good, got)
+            };
+            let (mut good, mut got) = answer();
+            for _ in 0..30 {
+                if good {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(500));
+                (good, got) = answer();
+            }
+            if !good {
                 problems.push(format!(
                     "{title}: {who} ({instance}) gave {got:?}\n  `{expr}`"
                 ));

@@ -1,7 +1,8 @@
 //! NeMo Gym's memory profiling on the OpenTelemetry path: an orchestrator
 //! with `NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED` exports Gym's memory
 //! gauges under Gym's names, units and attributes (`process.pid` an
-//! integer, as Gym's), for the servers it published and the host; a server
+//! integer, as Gym's), for the servers it published and the host; a
+//! server, an orchestrator without the setting, or one exporting nothing,
 //! exports none.
 #![cfg(target_os = "linux")]
 
@@ -20,20 +21,39 @@ fn profiling() -> GymEnv {
         .unwrap()
 }
 
-/// The last export's document after a flush.
-fn export(role: Role, publish: &[(Role, u32)]) -> Value {
+/// The first export, within 5 s, in which `gym.server.processes` shows
+/// every server of `publish` (the profiler's thread samples them), else
+/// the last one; where no profiler is expected, one export 100 ms after
+/// the publication.
+fn export(role: Role, gym: GymEnv, publish: &[(Role, u32)]) -> Value {
+    let tries = if role.is_orchestrator() && gym.memory_profiling().is_some() {
+        50
+    } else {
+        1
+    };
     let buf = SharedBuf::default();
     let (recorder, guard) = OtelBuilder::new()
         .exporter(MetricsExporter::Console)
         .console_writer(buf.clone())
         .role(role)
-        .gym_env(profiling())
+        .gym_env(gym)
         .build()
         .unwrap();
     recorder.publish_processes(publish);
-    guard.force_flush().unwrap();
-    let text = buf.text();
-    let doc = serde_json::from_str(text.lines().last().expect("an export")).unwrap();
+    let mut doc = Value::Null;
+    for _ in 0..tries {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        guard.force_flush().unwrap();
+        let text = buf.text();
+        doc = serde_json::from_str(text.lines().last().expect("an export")).unwrap();
+        let points = metric(&doc, "gym.server.processes").map(|m| &m["gauge"]["dataPoints"]);
+        if points
+            .and_then(Value::as_array)
+            .is_some_and(|p| p.len() == publish.len())
+        {
+            break;
+        }
+    }
     guard.shutdown().unwrap();
     doc
 }
@@ -51,7 +71,7 @@ fn attributes(point: &Value) -> Vec<String> {
 fn an_orchestrator_exports_gyms_memory_gauges_for_the_servers_it_launched() {
     let mut child = Command::new("sleep").arg("60").spawn().unwrap();
     let server = Role::server("math-0", "resources_servers");
-    let doc = export(Role::orchestrator(), &[(server, child.id())]);
+    let doc = export(Role::orchestrator(), profiling(), &[(server, child.id())]);
     child.kill().unwrap();
     child.wait().unwrap();
     for instrument in Instrument::GYM_MEMORY {
@@ -72,8 +92,10 @@ fn an_orchestrator_exports_gyms_memory_gauges_for_the_servers_it_launched() {
             pid,
         ]
     };
-    let got: Vec<Vec<String>> = points.iter().map(attributes).collect();
-    assert_eq!(got, [server("rss"), server("pss")], "{usage}");
+    // The SDK's order of data points is its hash map's: compare as sets.
+    let mut got: Vec<Vec<String>> = points.iter().map(attributes).collect();
+    got.sort();
+    assert_eq!(got, [server("pss"), server("rss")], "{usage}");
     let processes = point(&doc, "gym.server.processes", "gauge");
     assert_eq!(processes["asInt"], "1", "{processes}");
     let total = point(&doc, "gym.host.memory.total", "gauge");
@@ -81,14 +103,43 @@ fn an_orchestrator_exports_gyms_memory_gauges_for_the_servers_it_launched() {
 }
 
 #[test]
-fn a_server_exports_none() {
-    let me = (Role::server("me", "agent"), std::process::id());
-    let doc = export(Role::server("agent-0", "responses_api_agents"), &[me]);
-    for instrument in Instrument::GYM_MEMORY {
-        assert!(
-            metric(&doc, instrument.name).is_none(),
-            "{}",
-            instrument.name
-        );
+fn a_server_or_an_orchestrator_without_the_setting_or_an_exporter_exports_none() {
+    // Alone in its process: it looks for a profiler's thread by name.
+    if gym_testkit::ran_in_child() {
+        return;
     }
+    let me = [(Role::server("me", "agent"), std::process::id())];
+    let agent = Role::server("agent-0", "responses_api_agents");
+    for (role, gym) in [
+        (agent, profiling()),
+        (Role::orchestrator(), GymEnv::default()),
+    ] {
+        let doc = export(role.clone(), gym, &me);
+        for instrument in Instrument::GYM_MEMORY {
+            assert!(
+                metric(&doc, instrument.name).is_none(),
+                "{role}: {}",
+                instrument.name
+            );
+        }
+    }
+    // Exporter `none`: Gym's orchestrator profiles only while it exports.
+    let (recorder, guard) = OtelBuilder::new()
+        .exporter(MetricsExporter::None)
+        .role(Role::orchestrator())
+        .gym_env(profiling())
+        .build()
+        .unwrap();
+    recorder.publish_processes(&me);
+    // A new thread names itself once it runs.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let threads = std::fs::read_dir("/proc/self/task").unwrap().flatten();
+    let names: Vec<String> = threads
+        .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n.trim() == "gym-metrics-mem"),
+        "a profiler's thread: {names:?}"
+    );
+    guard.shutdown().unwrap();
 }

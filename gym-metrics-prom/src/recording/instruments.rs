@@ -52,7 +52,7 @@ impl GymMetrics {
     /// role writes the fleet size (an orchestrator, as in Gym).
     pub(crate) fn with_memory_profiling(mut self, interval: Option<Duration>) -> Self {
         if self.role.writes_fleet_size() {
-            self.memory = interval.map(MemoryProfiler::start);
+            self.memory = interval.map(|i| Arc::new(MemoryProfiler::start(i)));
         }
         self
     }

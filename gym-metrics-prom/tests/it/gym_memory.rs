@@ -32,6 +32,22 @@ fn profiling() -> GymEnv {
         .unwrap()
 }
 
+/// The exposition once `done` holds of its families (within 5 s), else the last one.
+fn rendered_when(
+    handle: &gym_metrics_prom::PrometheusHandle,
+    done: impl Fn(&std::collections::BTreeMap<String, crate::common::exposition::Family>) -> bool,
+) -> String {
+    let mut text = handle.render();
+    for _ in 0..500 {
+        if done(&parse(&text)) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        text = handle.render();
+    }
+    text
+}
+
 #[test]
 fn an_orchestrator_serves_gyms_memory_gauges_for_the_servers_it_launched() {
     let mut child = Command::new("sleep").arg("60").spawn().unwrap();
@@ -44,8 +60,10 @@ fn an_orchestrator_serves_gyms_memory_gauges_for_the_servers_it_launched() {
     assert!(HOST_FAMILIES.iter().all(|f| before.contains_key(*f)));
     assert!(SERVER_FAMILIES.iter().all(|f| !before.contains_key(*f)));
 
-    recorder.publish_processes(&[(Role::server("math-0", "resources_servers"), child.id())]);
-    let text = handle.render();
+    let math = [(Role::server("math-0", "resources_servers"), child.id())];
+    recorder.publish_processes(&math);
+    // The profiler's thread samples the new list at once.
+    let text = rendered_when(&handle, |f| f.contains_key("gym_server_processes"));
     let families = parse(&text);
     for name in SERVER_FAMILIES.iter().chain(&HOST_FAMILIES) {
         let family = families
@@ -74,11 +92,27 @@ fn an_orchestrator_serves_gyms_memory_gauges_for_the_servers_it_launched() {
     assert!(host("gym_host_memory_total_bytes") >= host("gym_host_memory_available_bytes"));
     assert!(host("gym_host_memory_sampled_peak_bytes") >= host("gym_host_memory_usage_bytes"));
 
-    // The child gone, its tree is no longer sampled.
+    // The child gone, its tree reads zero and its peak stays, as in Gym.
     child.kill().unwrap();
     child.wait().unwrap();
-    recorder.publish_processes(&[(Role::server("math-0", "resources_servers"), child.id())]);
-    assert!(!handle.render().contains("gym_server_processes{"));
+    recorder.publish_processes(&math);
+    let gone = rendered_when(&handle, |f| {
+        f["gym_server_processes"]
+            .samples
+            .values()
+            .all(|v| *v == 0.0)
+    });
+    let gone = parse(&gone);
+    let value = |name: &str, t: &str| {
+        let family = &gone[name];
+        let sample = family
+            .samples
+            .iter()
+            .find(|((_, l), _)| l["memory_type"] == t);
+        *sample.unwrap_or_else(|| panic!("{name} {t}: {family:?}")).1
+    };
+    assert_eq!(value("gym_server_memory_usage_bytes", "rss"), 0.0);
+    assert!(value("gym_server_memory_sampled_peak_bytes", "rss") > 0.0);
 
     require(Tool::Promtool);
     let findings = promtool_check_metrics(&text).unwrap();
@@ -99,6 +133,8 @@ fn a_server_or_an_orchestrator_without_the_setting_serves_none() {
             .build()
             .unwrap();
         recorder.publish_processes(&[(Role::server("me", "agent"), std::process::id())]);
+        // Time for a profiler's thread to sample, had it one.
+        std::thread::sleep(std::time::Duration::from_millis(100));
         let text = handle.render();
         let families = parse(&text);
         let memory = SERVER_FAMILIES.iter().chain(&HOST_FAMILIES);

@@ -2,8 +2,8 @@
 //! with `NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED` exports Gym's memory
 //! gauges under Gym's names, units and attributes (`process.pid` an
 //! integer, as Gym's), for the servers it published and the host; a
-//! server, an orchestrator without the setting, or one exporting nothing,
-//! exports none.
+//! server, an orchestrator without the setting, one silenced by
+//! `NEMO_GYM_OTEL_ENABLED=false` or one exporting nothing, exports none.
 #![cfg(target_os = "linux")]
 
 use std::process::Command;
@@ -21,12 +21,23 @@ fn profiling() -> GymEnv {
         .unwrap()
 }
 
+/// Profiling on, telemetry off (`NEMO_GYM_OTEL_ENABLED=false`).
+fn profiling_silenced() -> GymEnv {
+    GymEnv::read(|n| match n {
+        "NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED" => Some("1".to_string()),
+        "NEMO_GYM_OTEL_ENABLED" => Some("false".to_string()),
+        _ => None,
+    })
+    .unwrap()
+}
+
 /// The first export, within 5 s, in which `gym.server.processes` shows
 /// every server of `publish` (the profiler's thread samples them), else
 /// the last one; where no profiler is expected, one export 100 ms after
 /// the publication.
 fn export(role: Role, gym: GymEnv, publish: &[(Role, u32)]) -> Value {
-    let tries = if role.is_orchestrator() && gym.memory_profiling().is_some() {
+    let expected = gym.memory_profiling().is_some() && gym.silenced_by().is_none();
+    let tries = if role.is_orchestrator() && expected {
         50
     } else {
         1
@@ -113,6 +124,7 @@ fn a_server_or_an_orchestrator_without_the_setting_or_an_exporter_exports_none()
     for (role, gym) in [
         (agent, profiling()),
         (Role::orchestrator(), GymEnv::default()),
+        (Role::orchestrator(), profiling_silenced()),
     ] {
         let doc = export(role.clone(), gym, &me);
         for instrument in Instrument::GYM_MEMORY {

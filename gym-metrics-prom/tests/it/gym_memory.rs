@@ -2,8 +2,9 @@
 //! `NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED` serves Gym's memory gauges
 //! under the names OpenTelemetry's exporter gives Gym's own (as a Gym
 //! orchestrator's reach Prometheus), for the servers it published and the
-//! host, and `promtool check metrics` finds nothing in them; a server, or
-//! an orchestrator without the setting, serves none.
+//! host, and `promtool check metrics` finds nothing in them; a server, an
+//! orchestrator without the setting or one silenced by
+//! `NEMO_GYM_OTEL_ENABLED=false` serves none.
 #![cfg(target_os = "linux")]
 
 use std::process::Command;
@@ -30,6 +31,16 @@ const HOST_FAMILIES: [&str; 4] = [
 fn profiling() -> GymEnv {
     GymEnv::read(|n| (n == "NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED").then(|| "1".to_string()))
         .unwrap()
+}
+
+/// Profiling on, telemetry off (`NEMO_GYM_OTEL_ENABLED=false`).
+fn profiling_silenced() -> GymEnv {
+    GymEnv::read(|n| match n {
+        "NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED" => Some("1".to_string()),
+        "NEMO_GYM_OTEL_ENABLED" => Some("false".to_string()),
+        _ => None,
+    })
+    .unwrap()
 }
 
 /// The exposition once `done` holds of its families (within 5 s), else the last one.
@@ -125,6 +136,7 @@ fn a_server_or_an_orchestrator_without_the_setting_serves_none() {
     let cases = [
         (Role::server("agent-0", "responses_api_agents"), profiling()),
         (Role::orchestrator(), GymEnv::default()),
+        (Role::orchestrator(), profiling_silenced()),
     ];
     for (role, gym) in cases {
         let (recorder, handle) = PrometheusBuilder::new()

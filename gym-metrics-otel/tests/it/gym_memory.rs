@@ -14,21 +14,18 @@ use gym_metrics_api::backend::{Instrument, Recorder};
 use gym_metrics_api::Role;
 use gym_metrics_kit::env::GymEnv;
 use gym_metrics_otel::{MetricsExporter, OtelBuilder};
+use gym_testkit::gym_env;
 use serde_json::Value;
 
+const PROFILING: (&str, &str) = ("NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED", "1");
+
 fn profiling() -> GymEnv {
-    GymEnv::read(|n| (n == "NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED").then(|| "1".to_string()))
-        .unwrap()
+    gym_env(&[PROFILING])
 }
 
-/// Profiling on, telemetry off (`NEMO_GYM_OTEL_ENABLED=false`).
+/// Profiling on, telemetry off.
 fn profiling_silenced() -> GymEnv {
-    GymEnv::read(|n| match n {
-        "NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED" => Some("1".to_string()),
-        "NEMO_GYM_OTEL_ENABLED" => Some("false".to_string()),
-        _ => None,
-    })
-    .unwrap()
+    gym_env(&[PROFILING, ("NEMO_GYM_OTEL_ENABLED", "false")])
 }
 
 /// The first export, within 5 s, in which `gym.server.processes` shows

@@ -14,7 +14,7 @@ use gym_metrics_api::backend::Recorder;
 use gym_metrics_api::Role;
 use gym_metrics_kit::env::GymEnv;
 use gym_metrics_prom::PrometheusBuilder;
-use gym_testkit::{promtool_check_metrics, require, Tool};
+use gym_testkit::{gym_env, promtool_check_metrics, require, Tool};
 
 const SERVER_FAMILIES: [&str; 3] = [
     "gym_server_memory_usage_bytes",
@@ -28,19 +28,15 @@ const HOST_FAMILIES: [&str; 4] = [
     "gym_host_memory_sampled_peak_bytes",
 ];
 
+const PROFILING: (&str, &str) = ("NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED", "1");
+
 fn profiling() -> GymEnv {
-    GymEnv::read(|n| (n == "NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED").then(|| "1".to_string()))
-        .unwrap()
+    gym_env(&[PROFILING])
 }
 
-/// Profiling on, telemetry off (`NEMO_GYM_OTEL_ENABLED=false`).
+/// Profiling on, telemetry off.
 fn profiling_silenced() -> GymEnv {
-    GymEnv::read(|n| match n {
-        "NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED" => Some("1".to_string()),
-        "NEMO_GYM_OTEL_ENABLED" => Some("false".to_string()),
-        _ => None,
-    })
-    .unwrap()
+    gym_env(&[PROFILING, ("NEMO_GYM_OTEL_ENABLED", "false")])
 }
 
 /// The exposition once `done` holds of its families (within 5 s), else the last one.

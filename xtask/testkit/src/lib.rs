@@ -25,6 +25,7 @@
 
 mod any_f64;
 mod child_process;
+mod gym_env;
 mod http;
 mod http_server;
 pub mod mixed_records;
@@ -47,6 +48,7 @@ mod vmagent;
 
 pub use any_f64::any_f64;
 pub use child_process::{in_child, ran_alone_in_child, ran_in_child, run_in_child, CHILD_ENV};
+pub use gym_env::gym_env;
 pub use http::{http_get, http_post, Response};
 pub use http_server::{send_mix, send_raw, serve_layered, MIX, ROUTES};
 pub use ops_kit::{check_everything, rule_names, AlertExpectation, DeployKit, Topology};

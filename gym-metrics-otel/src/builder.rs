@@ -770,8 +770,8 @@ impl OtelBuilder {
             instance_id,
             &self.gym,
         );
-        let exporting = self.exporter != MetricsExporter::None && self.gym.silenced_by().is_none();
-        let memory_profiling = self.gym.memory_profiling().filter(|_| exporting);
+        let exporting = self.exporter != MetricsExporter::None;
+        let memory_profiling = self.gym.memory_profiling(&self.role).filter(|_| exporting);
         let sink = match self.exporter {
             MetricsExporter::None => Sink::None,
             MetricsExporter::Console => Sink::Console(self.console_writer.clone()),

@@ -62,7 +62,7 @@ pub struct OtelRecorder {
     /// The old `http.server.duration` (ms), when `http/dup` asks for it.
     http_server_old: Option<Histogram<f64>>,
     span_groups: SpanGroups,
-    /// Gym's memory profiling: only for a role that writes the fleet size.
+    /// Gym's memory profiling: only for an orchestrator with it on.
     memory: Option<Arc<MemoryProfiler>>,
 }
 
@@ -114,15 +114,15 @@ impl OtelRecorder {
         }
     }
 
-    /// The same recorder with Gym's memory profiling every `interval`, and
-    /// its gauges on `provider`, when the role writes the fleet size (an
-    /// orchestrator, as in Gym).
+    /// The same recorder with Gym's memory profiling every `interval`, if
+    /// any (`GymEnv::memory_profiling` decides for the role), and its gauges
+    /// on `provider`.
     pub(crate) fn with_memory_profiling(
         mut self,
         provider: &SdkMeterProvider,
         interval: Option<Duration>,
     ) -> Self {
-        if let Some(interval) = interval.filter(|_| self.role.writes_fleet_size()) {
+        if let Some(interval) = interval {
             let profiler = Arc::new(MemoryProfiler::start(interval));
             crate::memory_instruments::register(&gym_meter(provider), &profiler);
             self.memory = Some(profiler);

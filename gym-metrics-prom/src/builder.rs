@@ -497,9 +497,7 @@ impl PrometheusBuilder {
             &self.resource_attributes,
             &self.gym,
         );
-        // Gym's orchestrator profiles only while its telemetry exports.
-        let memory_profiling =
-            (self.gym.memory_profiling()).filter(|_| self.gym.silenced_by().is_none());
+        let memory_profiling = self.gym.memory_profiling(&self.role);
         let metrics = GymMetrics::new(self.role, self.boundaries, self.native)
             .with_memory_profiling(memory_profiling);
         let metrics = Arc::new(metrics);

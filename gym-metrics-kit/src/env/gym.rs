@@ -314,25 +314,30 @@ impl GymEnv {
         &self.run_id
     }
 
-    /// The interval between memory samples when Gym's memory profiling is
-    /// on (`NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED`), else `None`. Only an
-    /// orchestrator samples, as in Gym: the servers it launched and the host
-    /// (`gym_metrics_kit::memory`, feature `process`).
+    /// The interval between memory samples when a process of `role`
+    /// profiles memory, else `None`. As in Gym, only an orchestrator does
+    /// (the servers it launched and the host: `gym_metrics_kit::memory`,
+    /// feature `process`), only with `NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED`,
+    /// and only while telemetry exports (not [silenced](Self::silenced_by)).
     ///
     /// ```
     /// use std::time::Duration;
+    /// use gym_metrics_api::Role;
     /// use gym_metrics_kit::env::GymEnv;
     /// let env = GymEnv::read(|n| match n {
     ///     "NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED" => Some("1".to_string()),
     ///     "NEMO_GYM_OTEL_MEMORY_PROFILING_INTERVAL_SECONDS" => Some("0.5".to_string()),
     ///     _ => None,
     /// })?;
-    /// assert_eq!(env.memory_profiling(), Some(Duration::from_millis(500)));
-    /// assert_eq!(GymEnv::default().memory_profiling(), None);
+    /// let orchestrator = Role::orchestrator();
+    /// assert_eq!(env.memory_profiling(&orchestrator), Some(Duration::from_millis(500)));
+    /// assert_eq!(env.memory_profiling(&Role::server("math-0", "resources_servers")), None);
+    /// assert_eq!(GymEnv::default().memory_profiling(&orchestrator), None);
     /// # Ok::<(), gym_metrics_kit::ConfigError>(())
     /// ```
-    pub fn memory_profiling(&self) -> Option<Duration> {
-        self.memory_profiling
+    pub fn memory_profiling(&self, role: &Role) -> Option<Duration> {
+        let profiles = role.writes_fleet_size() && self.silenced_by().is_none();
+        self.memory_profiling.filter(|_| profiles)
     }
 
     /// The groups this process records: `…_SPAN_GROUPS`, or every group.
@@ -581,7 +586,9 @@ mod tests {
 
     #[test]
     fn memory_profiling_is_gyms_switch_and_interval() {
-        let on = |vars: &[(&'static str, &str)]| read(vars).unwrap().memory_profiling();
+        let on = |vars: &[(&'static str, &str)]| {
+            read(vars).unwrap().memory_profiling(&Role::orchestrator())
+        };
         assert_eq!(on(&[]), None);
         let enabled = ("NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED", "true");
         assert_eq!(on(&[enabled]), Some(Duration::from_secs(1)));
@@ -592,6 +599,10 @@ mod tests {
             on(&[("NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED", "0"), interval]),
             None
         );
+        // Silenced: Gym's orchestrator profiles only while it exports.
+        assert_eq!(on(&[enabled, ("NEMO_GYM_OTEL_ENABLED", "false")]), None);
+        let server = Role::server("math-0", "resources_servers");
+        assert_eq!(read(&[enabled]).unwrap().memory_profiling(&server), None);
     }
 
     #[test]

@@ -30,8 +30,8 @@ pub(crate) struct GymMetrics {
     pub(crate) fleet_sd: SharedFleetSd,
     /// `http.server.request.duration`, one series per attribute tuple.
     pub(crate) http_server_duration: HttpServerHistogram,
-    /// NeMo Gym's memory gauges of the launched servers: only for a role
-    /// that writes the fleet size, with Gym's memory profiling on.
+    /// NeMo Gym's memory gauges of the launched servers: only for an
+    /// orchestrator with Gym's memory profiling on.
     pub(crate) memory: Option<Arc<MemoryProfiler>>,
 }
 
@@ -48,12 +48,10 @@ impl GymMetrics {
         }
     }
 
-    /// These metrics with Gym's memory profiling every `interval`, when the
-    /// role writes the fleet size (an orchestrator, as in Gym).
+    /// These metrics with Gym's memory profiling every `interval`, if any
+    /// (`GymEnv::memory_profiling` decides for the role).
     pub(crate) fn with_memory_profiling(mut self, interval: Option<Duration>) -> Self {
-        if self.role.writes_fleet_size() {
-            self.memory = interval.map(|i| Arc::new(MemoryProfiler::start(i)));
-        }
+        self.memory = interval.map(|i| Arc::new(MemoryProfiler::start(i)));
         self
     }
 }

@@ -10,7 +10,7 @@ use gym_metrics_kit::env::GymEnv;
 ///
 /// ```
 /// let gym = gym_testkit::gym_env(&[("NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED", "1")]);
-/// assert!(gym.memory_profiling().is_some());
+/// assert!(gym.memory_profiling(&gym_metrics_api::Role::orchestrator()).is_some());
 /// ```
 pub fn gym_env(vars: &[(&str, &str)]) -> GymEnv {
     GymEnv::read(|name| {

@@ -290,6 +290,11 @@ impl Orchestrator {
         member.stdin = launched.stdin;
         member.kill = Some(launched.kill);
         self.roster.members.push(member);
+        // The list changes only here (an exited member stays, as in Gym);
+        // sampled only with Gym's memory profiling on.
+        if let Some(fleet) = self.fleet_size {
+            fleet.publish_processes(&self.roster.processes());
+        }
         Ok(())
     }
 
@@ -498,10 +503,6 @@ impl Orchestrator {
         }
         if membership {
             self.publish_size(self.roster.live_servers());
-            if let Some(fleet) = self.fleet_size {
-                // Sampled only with Gym's memory profiling on.
-                fleet.publish_processes(&self.roster.processes());
-            }
             if let Some(warning) = self.discovery.changed(&self.roster) {
                 self.view.warn(&warning);
             }

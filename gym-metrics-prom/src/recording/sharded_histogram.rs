@@ -431,7 +431,7 @@ impl std::fmt::Debug for ShardedHistogram {
 mod sharded_histogram_loom;
 
 /// A histogram of `boundaries` with the default native buckets (tests).
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 fn histogram(boundaries: Boundaries) -> ShardedHistogram {
     let native = Layout::durations(super::native::NativeConfig::default());
     ShardedHistogram::new(boundaries, native)

@@ -45,6 +45,11 @@ pub fn script(body: &str) -> String {
 }
 
 /// The Python venv's interpreter running the driver with `args`, in `env` alone.
+///
+/// Its temporary files go beside the script, in the test's own temp dir:
+/// wandb (which a Gym resources server imports) makes two temp dirs at
+/// import and removes them only at a clean exit, and a test ends its
+/// servers by killing them.
 pub fn driver(
     python: &Path,
     script: &Path,
@@ -53,5 +58,8 @@ pub fn driver(
 ) -> Command {
     let mut cmd = Command::new(python);
     cmd.arg(script).args(args).env_clear().envs(env);
+    if let Some(dir) = script.parent() {
+        cmd.env("TMPDIR", dir);
+    }
     cmd
 }

@@ -74,7 +74,8 @@ impl MemorySample {
     /// order, each with Gym's attributes: a server's carry its name, type
     /// and root pid (`nemo.gym.server.name`, `nemo.gym.server.type`,
     /// [`PID_ATTRIBUTE`]) and, for usage and peak, [`MEMORY_TYPE_ATTRIBUTE`];
-    /// the host's carry none. A server whose tree lacks a `Pss` has no `pss` points.
+    /// the host's carry none. A server whose tree never had a `Pss` has no
+    /// `pss` points.
     ///
     /// ```
     /// # #[cfg(target_os = "linux")] {
@@ -256,7 +257,8 @@ pub struct ServerMemory {
     pub pid: u32,
     /// The tree's resident set size.
     pub rss_bytes: u64,
-    /// The tree's proportional set size, when every member's could be read.
+    /// The tree's proportional set size, when every member's could be read;
+    /// when not, the last one read for this root, as Gym's gauge keeps it.
     pub pss_bytes: Option<u64>,
     /// The processes of the tree that could be read.
     pub processes: u64,
@@ -299,6 +301,8 @@ struct State {
     stopped: bool,
     /// Per `(server name, memory type)`, as Gym keys its peaks.
     peaks: HashMap<(String, &'static str), u64>,
+    /// Per published `(server name, root pid)`.
+    roots: HashMap<(String, u32), Root>,
     host_peak: u64,
     latest: MemorySample,
 }
@@ -342,6 +346,9 @@ impl MemoryProfiler {
     /// ```
     pub fn set_servers(&self, servers: &[(Role, u32)]) {
         let mut state = self.shared.lock();
+        if state.servers == servers {
+            return; // nothing new to sample
+        }
         state.servers = servers.to_vec();
         state.changed = true;
         self.shared.wake.notify_one();
@@ -392,15 +399,19 @@ impl Shared {
     }
 
     /// Reads `/proc` outside the lock, then folds the readings into the
-    /// peaks. A server whose tree is gone reads zero, its peak kept, as in Gym.
+    /// peaks ([`State::server`]).
     fn sample(&self) {
         let servers = self.lock().servers.clone();
         let host = imp::host();
         let trees: Vec<_> = servers
             .into_iter()
-            .filter_map(|(role, pid)| Some((role, pid, imp::tree(pid)?)))
+            .filter_map(|(role, pid)| Some((role, pid, imp::start(pid), imp::tree(pid)?)))
             .collect();
         let mut state = self.lock();
+        // Only what the published servers need is kept.
+        let published: Vec<_> = trees.iter().map(|(r, p, ..)| (r.name(), *p)).collect();
+        (state.roots).retain(|(name, pid), _| published.contains(&(name.as_str(), *pid)));
+        (state.peaks).retain(|(name, _), _| published.iter().any(|(n, _)| n == name));
         let host = host.map(|(total, available)| {
             let used = total.saturating_sub(available);
             state.host_peak = state.host_peak.max(used);
@@ -411,32 +422,65 @@ impl Shared {
                 peak_used_bytes: state.host_peak,
             }
         });
-        let servers = trees
-            .into_iter()
-            .map(|(role, pid, tree)| {
-                let mut peak = |kind: &'static str, value: u64| {
-                    let peak = state
-                        .peaks
-                        .entry((role.name().to_string(), kind))
-                        .or_default();
-                    *peak = (*peak).max(value);
-                    *peak
-                };
-                let peak_rss_bytes = peak("rss", tree.rss);
-                let peak_pss_bytes = tree.pss.map(|pss| peak("pss", pss));
-                ServerMemory {
-                    role,
-                    pid,
-                    rss_bytes: tree.rss,
-                    pss_bytes: tree.pss,
-                    processes: tree.processes,
-                    peak_rss_bytes,
-                    peak_pss_bytes,
-                }
-            })
-            .collect();
-        state.latest = MemorySample { host, servers };
+        let servers = trees.into_iter();
+        let servers = servers.map(|(role, pid, start, tree)| state.server(role, pid, start, tree));
+        state.latest = MemorySample {
+            host,
+            servers: servers.collect(),
+        };
     }
+}
+
+impl State {
+    /// One server's reading, folded in as Gym folds it: a tree that is gone
+    /// reads zero, its peaks kept; a tree without a `Pss` this time keeps
+    /// its last `pss` and `pss` peak (Gym then sets neither gauge, and a
+    /// gauge keeps its last value). Unlike Gym, a root whose pid now holds
+    /// another process (a later start) is gone too, not that process.
+    fn server(&mut self, role: Role, pid: u32, start: Option<u64>, tree: Tree) -> ServerMemory {
+        let name = role.name().to_string();
+        let first = Root {
+            start: start.unwrap_or(u64::MAX),
+            pss: None,
+        };
+        let root = self.roots.entry((name.clone(), pid)).or_insert(first);
+        let tree = if start == Some(root.start) {
+            tree
+        } else {
+            Tree::sum([])
+        };
+        root.pss = tree.pss.or(root.pss);
+        let pss_bytes = root.pss;
+        let mut raise = |kind: &'static str, value: u64| {
+            let peak = self.peaks.entry((name.clone(), kind)).or_default();
+            *peak = (*peak).max(value);
+            *peak
+        };
+        let peak_rss_bytes = raise("rss", tree.rss);
+        let peak_pss_bytes = match tree.pss {
+            Some(pss) => Some(raise("pss", pss)),
+            None => self.peaks.get(&(name, "pss")).copied(),
+        };
+        ServerMemory {
+            role,
+            pid,
+            rss_bytes: tree.rss,
+            pss_bytes,
+            processes: tree.processes,
+            peak_rss_bytes,
+            peak_pss_bytes,
+        }
+    }
+}
+
+/// What the profiler keeps of a published root process.
+#[derive(Debug, Clone, Copy)]
+struct Root {
+    /// Its start time when first sampled (`u64::MAX`: it was already gone).
+    /// A later start at the same pid is another process: the server is gone.
+    start: u64,
+    /// The last `Pss` its tree had.
+    pss: Option<u64>,
 }
 
 /// One process tree's sums.
@@ -496,6 +540,11 @@ mod imp {
         Some(Tree::sum(pids.into_iter().filter_map(memory)))
     }
 
+    /// When `pid` started (clock ticks after boot); `None` when it is gone.
+    pub(super) fn start(pid: u32) -> Option<u64> {
+        Some(Process::new(pid as i32).ok()?.stat().ok()?.starttime)
+    }
+
     /// The children of every thread of `pid` (an exited one has none).
     fn children(pid: u32) -> Vec<u32> {
         let Ok(tasks) = Process::new(pid as i32).and_then(|p| p.tasks()) else {
@@ -532,6 +581,10 @@ mod imp {
     }
 
     pub(super) fn tree(_root: u32) -> Option<Tree> {
+        None
+    }
+
+    pub(super) fn start(_pid: u32) -> Option<u64> {
         None
     }
 }
@@ -660,6 +713,73 @@ mod tests {
             (0, Some(0), 0)
         );
         assert_eq!(gone.peak_rss_bytes, after.peak_rss_bytes);
+    }
+
+    #[test]
+    fn a_tree_without_pss_keeps_its_last_and_a_reused_pid_reads_gone_with_peaks_kept() {
+        let mut state = State::default();
+        let me = || Role::server("me", "agent");
+        let tree = |rss, pss| Tree {
+            rss,
+            pss,
+            processes: 1,
+        };
+        let first = state.server(me(), 7, Some(100), tree(50, Some(30)));
+        assert_eq!(
+            (first.pss_bytes, first.peak_pss_bytes),
+            (Some(30), Some(30))
+        );
+        // No Pss this time (a member's smaps_rollup unreadable): the last kept.
+        let partial = state.server(me(), 7, Some(100), tree(40, None));
+        assert_eq!((partial.rss_bytes, partial.peak_rss_bytes), (40, 50));
+        assert_eq!(
+            (partial.pss_bytes, partial.peak_pss_bytes),
+            (Some(30), Some(30))
+        );
+        // Pid 7 now holds a process started later: not our server's tree.
+        let reused = state.server(me(), 7, Some(900), tree(9000, Some(9000)));
+        assert_eq!(
+            (reused.rss_bytes, reused.pss_bytes, reused.processes),
+            (0, Some(0), 0)
+        );
+        assert_eq!(
+            (reused.peak_rss_bytes, reused.peak_pss_bytes),
+            (50, Some(30))
+        );
+        // And it stays gone, even if the pid briefly reads as the first start.
+        let gone = state.server(me(), 8, None, tree(0, Some(0)));
+        assert_eq!(gone.rss_bytes, 0);
+        let later = state.server(me(), 8, Some(5), tree(70, Some(70)));
+        assert_eq!((later.rss_bytes, later.peak_rss_bytes), (0, 50));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn only_the_published_servers_are_remembered_and_an_unchanged_list_is_not_resampled() {
+        let profiler = MemoryProfiler::start(Duration::from_secs(3600));
+        // Its thread ended first, so that only this test touches the state.
+        profiler.shared.lock().stopped = true;
+        profiler.shared.wake.notify_one();
+        let ended = (0..250).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            Arc::strong_count(&profiler.shared) == 1
+        });
+        assert!(ended);
+        let me = [(Role::server("me", "agent"), std::process::id())];
+        sample_now(&profiler, &me);
+        let kept = |p: &MemoryProfiler| {
+            let state = p.shared.lock();
+            (state.roots.len(), state.peaks.len())
+        };
+        assert_eq!(kept(&profiler), (1, 2)); // rss and pss peaks
+        sample_now(&profiler, &[]);
+        assert_eq!(kept(&profiler), (0, 0));
+        // A new list asks for a sample; the same list again does not.
+        profiler.set_servers(&me);
+        assert!(profiler.shared.lock().changed);
+        profiler.shared.lock().changed = false;
+        profiler.set_servers(&me);
+        assert!(!profiler.shared.lock().changed);
     }
 
     /// Waits up to 5 s for `profiler`'s thread to sample one server.

@@ -284,7 +284,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
     } else {
         workspace_root().join(history::HISTORY_PATH)
     };
-    let entry = history::entry(&results.finished, &results.cpu, &report::headline(&results));
+    let entry = history::entry(
+        &results.finished,
+        &results.cpu,
+        &history::headline(&results),
+    );
     history::append(&history_path, &entry)?;
     results.history = history::read(&history_path);
     let (markdown_path, chart_path) = if quick {

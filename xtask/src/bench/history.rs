@@ -8,10 +8,31 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
+use super::ipc::implausible;
+use super::results::{Results, ROLLOUT};
+
 /// Where full runs append, relative to the workspace root.
 pub const HISTORY_PATH: &str = "xtask/bench/history.jsonl";
 
-/// One run's line: when, the CPU, and the headline figures (each `null`
+/// The figures each run appends: instructions per record, the 1-thread
+/// time and the ratios to the fastest peer (`None` where not measured, or
+/// where the time is flagged as implausible).
+pub fn headline(r: &Results) -> Vec<(&'static str, Option<f64>)> {
+    let [one, two] = ["threads_1", "threads_2"].map(|threads| {
+        let (_, _, q, implied) = r.against_peer(threads);
+        q.filter(|_| !implausible(implied))
+    });
+    let ns = r.record_prom.median("threads_1", ROLLOUT);
+    vec![
+        ("instructions_rollout", r.prom_per_call("rollout")),
+        ("instructions_verify", r.prom_per_call("verify")),
+        ("rollout_1_thread_ns", ns),
+        ("ratio_1_thread_to_fastest_peer", one),
+        ("ratio_2_threads_to_fastest_peer", two),
+    ]
+}
+
+/// One run's line: when, the CPU, and the [`headline`] figures (each `null`
 /// when this run did not measure it).
 pub fn entry(finished: &str, cpu: &super::machine::Cpu, headline: &[(&str, Option<f64>)]) -> Value {
     let mut figures = serde_json::Map::new();

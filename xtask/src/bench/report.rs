@@ -69,24 +69,6 @@ fn section(text: String) -> String {
     format!("\n{text}\n")
 }
 
-/// The figures each run appends to the history file: instructions per record,
-/// the 1-thread time and the ratios to the fastest peer (`None` where not
-/// measured, or where the time is flagged as implausible).
-pub fn headline(r: &Results) -> Vec<(&'static str, Option<f64>)> {
-    let [one, two] = ["threads_1", "threads_2"].map(|threads| {
-        let (_, _, q, implied) = r.against_peer(threads);
-        q.filter(|_| !implausible(implied))
-    });
-    let ns = r.record_prom.median("threads_1", ROLLOUT);
-    vec![
-        ("instructions_rollout", r.prom_per_call("rollout")),
-        ("instructions_verify", r.prom_per_call("verify")),
-        ("rollout_1_thread_ns", ns),
-        ("ratio_1_thread_to_fastest_peer", one),
-        ("ratio_2_threads_to_fastest_peer", two),
-    ]
-}
-
 /// Instructions per call of a callgrind mode, as [`Results`] counts them.
 type PerCall = fn(&Results, &str) -> Option<f64>;
 /// Whether a figure meets its target.
@@ -196,11 +178,8 @@ fn targets(t: &Template, r: &Results) -> String {
             }
             Err(e) => (e.clone(), None),
         };
-        add(
-            t.fill("target_rss", &[("backend", rss.backend)]),
-            measured,
-            met,
-        );
+        let what = t.fill("target_rss", &[("backend", rss.backend)]);
+        add(what, measured, met);
     }
     let (measured, met) = r.process_spread();
     add(t.text("target_processes"), measured, met);
@@ -508,20 +487,6 @@ pub fn markdown(r: &Results) -> String {
     p.push(layer.unwrap_or_else(|e| not_measured(e)));
 
     p.push(section(t.text("memory")));
-    let rss = r.rss.iter().map(|rss| match &rss.figures {
-        Ok((s, l, n)) => {
-            let growth = (*l as i64 - *s as i64).to_string();
-            let backend = format!("{} ({n} records)", rss.backend);
-            vec![backend, s.to_string(), l.to_string(), growth]
-        }
-        Err(e) => vec![rss.backend.into(), format!("not measured: {e}")],
-    });
-    p.push(table(t.text("table_memory"), rss));
-    let allocations = match &r.no_alloc {
-        Ok(()) => "0 (test passed)".to_string(),
-        Err(e) => format!("test failed: {e}"),
-    };
-    p.push(format!("\nAllocations per record: {allocations}."));
     let scale = super::scale::benchmarks_section(r.scale.as_ref());
     p.push(format!("\n{}", scale.strip_suffix('\n').unwrap_or(&scale)));
     p.push(history(t, &r.history));

@@ -64,11 +64,10 @@ impl std::fmt::Display for Tool {
     }
 }
 
-/// The workspace root (this crate lives in `<root>/xtask/testkit`).
+/// The workspace root (this crate lives in `<root>/testkit`).
 pub fn workspace_root() -> PathBuf {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    here.ancestors()
-        .nth(2)
+    here.parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| here.to_path_buf())
 }

@@ -44,13 +44,35 @@ use gym_metrics_api::Role;
 /// The attribute of a server's memory points naming its root process, as Gym's.
 ///
 /// ```
-/// assert_eq!(gym_metrics_kit::memory::PID_ATTRIBUTE, "process.pid");
+/// # #[cfg(target_os = "linux")] {
+/// use gym_metrics_api::Role;
+/// use gym_metrics_kit::memory::{MemoryProfiler, PID_ATTRIBUTE};
+/// let p = MemoryProfiler::start(std::time::Duration::from_secs(60));
+/// p.set_servers(&[(Role::server("me", "agent"), std::process::id())]);
+/// # let sample = (0..500).find_map(|_| {
+/// #     std::thread::sleep(std::time::Duration::from_millis(10));
+/// #     Some(p.latest()).filter(|s| !s.servers.is_empty())
+/// # }).expect("sampled within 5 s");
+/// let pid = (PID_ATTRIBUTE, std::process::id().to_string());
+/// assert!(sample.points().iter().all(|p| p.server.is_none() || p.attributes().contains(&pid)));
+/// # }
 /// ```
 pub const PID_ATTRIBUTE: &str = "process.pid";
 /// The attribute of a server's memory points saying `rss` or `pss`, as Gym's.
 ///
 /// ```
-/// assert_eq!(gym_metrics_kit::memory::MEMORY_TYPE_ATTRIBUTE, "memory.type");
+/// # #[cfg(target_os = "linux")] {
+/// use gym_metrics_api::Role;
+/// use gym_metrics_kit::memory::{MemoryProfiler, MEMORY_TYPE_ATTRIBUTE};
+/// let p = MemoryProfiler::start(std::time::Duration::from_secs(60));
+/// p.set_servers(&[(Role::server("me", "agent"), std::process::id())]);
+/// # let sample = (0..500).find_map(|_| {
+/// #     std::thread::sleep(std::time::Duration::from_millis(10));
+/// #     Some(p.latest()).filter(|s| !s.servers.is_empty())
+/// # }).expect("sampled within 5 s");
+/// let usage = sample.points()[0].attributes();
+/// assert!(usage.contains(&(MEMORY_TYPE_ATTRIBUTE, "rss".to_string())));
+/// # }
 /// ```
 pub const MEMORY_TYPE_ATTRIBUTE: &str = "memory.type";
 

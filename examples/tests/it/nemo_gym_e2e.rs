@@ -32,7 +32,7 @@
 #![cfg(all(feature = "otel", not(any(feature = "prom", feature = "noop"))))]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -147,17 +147,14 @@ fn relabelled_victoria_metrics() -> VictoriaMetrics {
         .expect("victoria-metrics starts")
 }
 
-/// The driver running `args` in `env`, its output discarded.
-fn spawn_driver(
-    python: &Path,
-    script: &Path,
-    args: &[&str],
-    env: &BTreeMap<String, String>,
-) -> Killed {
-    let mut command = driver(python, script, args, env);
-    let child = (command.stdout(Stdio::null()).stderr(Stdio::null()).spawn())
-        .unwrap_or_else(|e| panic!("the Gym driver ({args:?}) starts: {e}"));
-    Killed(child)
+impl Gym {
+    /// The driver running `args` in `env`, its output discarded.
+    fn spawn(&self, args: &[&str], env: &BTreeMap<String, String>) -> Killed {
+        let mut command = driver(&self.python, &self.script, args, env);
+        let child = (command.stdout(Stdio::null()).stderr(Stdio::null()).spawn())
+            .unwrap_or_else(|e| panic!("the Gym driver ({args:?}) starts: {e}"));
+        Killed(child)
+    }
 }
 
 /// A child process killed (by its PID) and reaped when dropped.
@@ -173,8 +170,7 @@ impl Drop for Killed {
 /// The environment Gym's orchestrator hands its children, from Gym's own
 /// `configure_telemetry_env`, starting from a bare environment.
 fn gym_environment(
-    python: &Path,
-    script: &Path,
+    gym: &Gym,
     vm: &VictoriaMetrics,
     span_groups: &str,
     memory: bool,
@@ -189,8 +185,8 @@ fn gym_environment(
     bare.insert("OTEL_METRIC_EXPORT_INTERVAL".into(), "1000".into());
     let endpoint = format!("{}/opentelemetry", vm.url());
     let out = driver(
-        python,
-        script,
+        &gym.python,
+        &gym.script,
         &[
             "configure",
             &endpoint,
@@ -252,6 +248,12 @@ fn start_fleet_with(env: &BTreeMap<String, String>, seconds: u32, extra: &[Strin
     args.extend(["--duration".to_string(), seconds.to_string()]);
     args.extend_from_slice(extra);
     Fleet::start_command(cmd, &args, &[])
+}
+
+/// What a failed wait shows: the fleet's output and VictoriaMetrics' log.
+fn context(fleet: &Fleet, vm: &VictoriaMetrics) -> String {
+    let (fleet, vm) = (fleet.output(), vm.log_tail());
+    format!("fleet:\n{fleet}\nvictoria-metrics:\n{vm}")
 }
 
 fn names(samples: &[Sample]) -> BTreeSet<String> {
@@ -413,29 +415,19 @@ fn our_fleet_and_a_python_gym_server_are_one_fleet_in_victoria_metrics() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    let Gym {
-        python,
-        script,
-        _dir,
-    } = Gym::set_up();
+    let gym = Gym::set_up();
     let vm = relabelled_victoria_metrics();
 
-    let env = gym_environment(&python, &script, &vm, "per_rollout", false);
+    let env = gym_environment(&gym, &vm, "per_rollout", false);
     let fleet = start_fleet(&env, 40);
-    let py = spawn_driver(&python, &script, &["serve", PYTHON_SERVER, "40"], &env);
+    let py = gym.spawn(&["serve", PYTHON_SERVER, "40"], &env);
 
     // Four processes: our orchestrator, server and agent, and Gym's Python server,
     // each with its own instance, once each has exported a few times.
     let by_instance = "count by (instance, service_name) ({__name__=~\"gym_.*\"})";
     let seen = vm
         .wait_for(by_instance, Duration::from_secs(30), |s| s.len() == 4)
-        .unwrap_or_else(|e| {
-            panic!(
-                "{e}\nfleet:\n{}\nvictoria-metrics:\n{}",
-                fleet.output(),
-                vm.log_tail()
-            )
-        });
+        .unwrap_or_else(|e| panic!("{e}\n{}", context(&fleet, &vm)));
     std::thread::sleep(Duration::from_secs(4));
     let instances: BTreeMap<String, String> = seen
         .iter()
@@ -665,16 +657,12 @@ fn gym_switches_silence_our_fleet_as_they_silence_gym() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    let Gym {
-        python,
-        script,
-        _dir,
-    } = Gym::set_up();
+    let gym = Gym::set_up();
     let vm = VictoriaMetrics::start().expect("victoria-metrics starts");
     let everything = "{__name__=~\"gym_.*|http_.*\"}";
 
     // NEMO_GYM_OTEL_ENABLED=false over Gym's environment: nothing leaves the fleet.
-    let mut env = gym_environment(&python, &script, &vm, "per_rollout", false);
+    let mut env = gym_environment(&gym, &vm, "per_rollout", false);
     env.insert("NEMO_GYM_OTEL_ENABLED".into(), "false".into());
     let (status, output) = start_fleet(&env, 3).wait(Duration::from_secs(60));
     assert!(status.success(), "{output}");
@@ -686,7 +674,7 @@ fn gym_switches_silence_our_fleet_as_they_silence_gym() {
     assert!(stored.is_empty(), "exported while disabled: {stored:?}");
 
     // Gym's `default` span groups: rollouts, and no verification, as in Gym.
-    let env = gym_environment(&python, &script, &vm, "default", false);
+    let env = gym_environment(&gym, &vm, "default", false);
     let (status, output) = start_fleet(&env, 3).wait(Duration::from_secs(60));
     assert!(status.success(), "{output}");
     assert!(
@@ -721,21 +709,17 @@ fn gyms_memory_gauges_from_both_languages_answer_one_query() {
     if gym_testkit::ran_in_child() {
         return;
     }
-    let Gym {
-        python,
-        script,
-        _dir,
-    } = Gym::set_up();
+    let gym = Gym::set_up();
     let vm = relabelled_victoria_metrics();
-    let env = gym_environment(&python, &script, &vm, "per_rollout", true);
+    let env = gym_environment(&gym, &vm, "per_rollout", true);
 
     // Our orchestrator samples the server and agent it launched; Gym's
     // orchestrator code samples the Python server it "launched".
     let fleet = start_fleet(&env, 30);
-    let server = spawn_driver(&python, &script, &["serve", PYTHON_SERVER, "30"], &env);
+    let server = gym.spawn(&["serve", PYTHON_SERVER, "30"], &env);
     let pid = server.0.id().to_string();
     let orchestrate = ["orchestrate", PYTHON_SERVER, &pid, "30"];
-    let _orchestrator = spawn_driver(&python, &script, &orchestrate, &env);
+    let _orchestrator = gym.spawn(&orchestrate, &env);
 
     // One query over Gym's name answers for every server of both languages.
     let usage = "gym_server_memory_usage_bytes{memory_type=\"rss\"}";
@@ -747,13 +731,7 @@ fn gyms_memory_gauges_from_both_languages_answer_one_query() {
                 .collect();
             named == want && s.len() == want.len()
         })
-        .unwrap_or_else(|e| {
-            panic!(
-                "{e}\nfleet:\n{}\nvictoria-metrics:\n{}",
-                fleet.output(),
-                vm.log_tail()
-            )
-        });
+        .unwrap_or_else(|e| panic!("{e}\n{}", context(&fleet, &vm)));
     // Gym's attributes and the fleet's labels on either language's, each
     // attributed to an orchestrator service (resource keys beyond these
     // differ: Gym's lens adds its own, as docs/nemo-gym.md says).
@@ -816,21 +794,17 @@ fn our_agents_call_a_real_gym_fastapi_server_and_every_http_panel_answers_for_bo
     if gym_testkit::ran_in_child() {
         return;
     }
-    let Gym {
-        python,
-        script,
-        _dir,
-    } = Gym::set_up();
+    let gym = Gym::set_up();
     let vm = relabelled_victoria_metrics();
     // Neither Gym nor lens sets OTEL_SEMCONV_STABILITY_OPT_IN: the FastAPI
     // server emits the old `http.server.duration`, ours the stable name.
-    let env = gym_environment(&python, &script, &vm, "per_rollout", false);
+    let env = gym_environment(&gym, &vm, "per_rollout", false);
     assert!(!env.contains_key("OTEL_SEMCONV_STABILITY_OPT_IN"));
 
     const FASTAPI: &str = "gym_weather";
     let port = gym_testkit::free_port();
     let port_arg = port.to_string();
-    let server = spawn_driver(&python, &script, &["fastapi", FASTAPI, &port_arg], &env);
+    let server = gym.spawn(&["fastapi", FASTAPI, &port_arg], &env);
     let health = format!("http://127.0.0.1:{port}/health");
     let up = (0..120).any(|_| {
         std::thread::sleep(Duration::from_millis(500));
@@ -844,13 +818,7 @@ fn our_agents_call_a_real_gym_fastapi_server_and_every_http_panel_answers_for_bo
 
     let gym_target = format!("127.0.0.1:{port}");
     let fleet = start_fleet_with(&env, 40, &["--gym-resources-servers".into(), gym_target]);
-    let context = || {
-        format!(
-            "fleet:\n{}\nvictoria-metrics:\n{}",
-            fleet.output(),
-            vm.log_tail()
-        )
-    };
+    let context = || context(&fleet, &vm);
 
     // Our agent's calls reach Gym's /verify (its route template in
     // `http_target`, as the old metric has it), and our server's.

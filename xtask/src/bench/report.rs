@@ -221,7 +221,7 @@ fn notes(t: &Template, r: &Results) -> Option<String> {
                 ("direct", f2(d)),
                 ("direct_ratio", fmt_ratio(Some(d / p))),
                 ("facade", f2(f)),
-                ("facade_share", f2(f - d)),
+                ("instructions", dash(r.prom_per_call("rollout"), 0)),
                 ("limit", f2(0.5 * p)),
             ];
             lines.push(t.fill("note_record_1_thread", &values));

@@ -234,3 +234,20 @@ fn render_sizes_show_each_format_and_a_dash_for_one_not_written() {
         "Exposition sizes: ours 5430 bytes (OpenMetrics 5500, protobuf –), `prometheus` 5430 bytes",
     ]);
 }
+
+#[test]
+fn a_missed_one_thread_target_is_explained_with_this_runs_figures() {
+    let prom = json!({ "threads_1": [
+        record_row("empty loop", 0.6),
+        record_row("gym-metrics-prom record_rollout_duration", 6.63),
+        record_row("gym-metrics-prom PrometheusRecorder direct, rollout (f64 ms)", 18.55),
+        record_row("prometheus-client 0.26 Histogram::observe", 9.05),
+    ]});
+    let mut r = results(false, prom);
+    r.counts = prom_counts(66);
+    holds(&markdown(&r), &[
+        "### Missed targets: why, and what it would take",
+        "**Record path, 1 thread.** Through the facade a record takes 6.63 ns, 66 instructions (callgrind). The recorder called directly with an `f64` of milliseconds takes 18.55 ns (2.05x the fastest peer)",
+        "Meeting 0.5x (4.53 ns) would take",
+    ]);
+}

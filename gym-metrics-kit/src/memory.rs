@@ -352,7 +352,8 @@ impl MemoryProfiler {
         Self { shared }
     }
 
-    /// Replaces the servers sampled; the thread samples them at once.
+    /// Replaces the servers sampled; the thread samples them at once when
+    /// the list differs from the last one.
     ///
     /// ```
     /// # #[cfg(target_os = "linux")] {
@@ -578,7 +579,9 @@ mod imp {
             .collect()
     }
 
-    /// `(rss, pss)` of one process, `None` after an exit race.
+    /// `(rss, pss)` of one process, `None` after an exit race or once it
+    /// is a zombie (exited, not yet reaped: no memory, and no `Pss` that
+    /// would hide its tree's).
     fn memory(pid: u32) -> Option<(u64, Option<u64>)> {
         let process = Process::new(pid as i32).ok()?;
         if let Ok(rollup) = process.smaps_rollup() {
@@ -588,6 +591,9 @@ mod imp {
                     return Some((*rss, map.get("Pss").copied()));
                 }
             }
+        }
+        if process.stat().ok()?.state == 'Z' {
+            return None;
         }
         let resident_pages = process.statm().ok()?.resident;
         Some((resident_pages * procfs::page_size(), None))
@@ -768,7 +774,7 @@ mod tests {
             (reused.peak_rss_bytes, reused.peak_pss_bytes),
             (50, Some(30))
         );
-        // And it stays gone, even if the pid briefly reads as the first start.
+        // A process appearing later at a pid first seen gone is not the server.
         let gone = state.server(me(), 8, None, tree(0, Some(0)));
         assert_eq!(gone.rss_bytes, 0);
         let later = state.server(me(), 8, Some(5), tree(70, Some(70)));
@@ -802,6 +808,24 @@ mod tests {
         profiler.shared.lock().changed = false;
         profiler.set_servers(&me);
         assert!(!profiler.shared.lock().changed);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_exited_unreaped_process_reads_gone_not_as_a_member_without_pss() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let zombie = (0..250).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            std::fs::read_to_string(format!("/proc/{}/stat", child.id())).is_ok_and(|stat| {
+                stat.rsplit(')')
+                    .next()
+                    .is_some_and(|s| s.trim_start().starts_with('Z'))
+            })
+        });
+        assert!(zombie, "the child never became a zombie");
+        let tree = imp::tree(child.id()).unwrap();
+        assert_eq!((tree.rss, tree.pss, tree.processes), (0, Some(0), 0));
+        child.wait().unwrap();
     }
 
     /// Waits up to 5 s for `profiler`'s thread to sample one server.

@@ -209,6 +209,7 @@ fn gym_environment(
         .as_object()
         .expect("an environment")
         .iter()
+        .filter(|(k, _)| *k != "TMPDIR") // the driver's own, not Gym's
         .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
         .collect();
     // What Gym wrote, so a change of Gym's shows here first.

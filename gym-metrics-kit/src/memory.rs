@@ -291,7 +291,8 @@ pub struct ServerMemory {
 }
 
 /// Samples the host and the published servers every interval, on a thread
-/// of its own that ends when the profiler is dropped; readers take the
+/// of its own that ends when the profiler is dropped or stopped
+/// ([`MemoryProfiler::stop`], with a last sample); readers take the
 /// latest sample ([`MemoryProfiler::latest`]) without touching `/proc`, and
 /// a new list of servers ([`MemoryProfiler::set_servers`]) only wakes the
 /// thread, so neither waits on a sampling.
@@ -304,6 +305,8 @@ pub struct ServerMemory {
 #[derive(Debug)]
 pub struct MemoryProfiler {
     shared: Arc<Shared>,
+    /// The sampling thread, until [`MemoryProfiler::stop`] joins it.
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 /// What the profiler and its thread share.
@@ -346,10 +349,45 @@ impl MemoryProfiler {
         let spawned = std::thread::Builder::new()
             .name("gym-metrics-memory".into())
             .spawn(move || thread.run(interval));
-        if let Err(e) = spawned {
-            log::warn!("gym-metrics: memory profiling left out: cannot start its thread: {e}");
+        let thread = spawned
+            .map_err(|e| {
+                log::warn!("gym-metrics: memory profiling left out: cannot start its thread: {e}");
+            })
+            .ok();
+        Self {
+            shared,
+            thread: Mutex::new(thread),
         }
-        Self { shared }
+    }
+
+    /// Ends the sampling with one last sample, as Gym's profiler does when
+    /// it stops, so that a final export reads the servers as they ended;
+    /// a second call does nothing. It waits on `/proc`, which a process
+    /// stuck in the kernel can hold up: a backend calls it only where its
+    /// shutdown is bounded by a deadline.
+    ///
+    /// ```
+    /// # #[cfg(target_os = "linux")] {
+    /// use gym_metrics_api::Role;
+    /// let p = gym_metrics_kit::memory::MemoryProfiler::start(std::time::Duration::from_secs(3600));
+    /// p.set_servers(&[(Role::server("me", "agent"), std::process::id())]);
+    /// p.stop(); // the list is in the last sample, whatever the thread did
+    /// assert_eq!(p.latest().servers.len(), 1);
+    /// # }
+    /// ```
+    pub fn stop(&self) {
+        let thread = self
+            .thread
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let Some(thread) = thread else {
+            return;
+        };
+        self.shared.lock().stopped = true;
+        self.shared.wake.notify_one();
+        let _ = thread.join();
+        self.shared.sample();
     }
 
     /// Replaces the servers sampled; the thread samples them at once when
@@ -826,6 +864,30 @@ mod tests {
         let tree = imp::tree(child.id()).unwrap();
         assert_eq!((tree.rss, tree.pss, tree.processes), (0, Some(0), 0));
         child.wait().unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn stopping_takes_a_last_sample_and_ends_the_thread() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let profiler = MemoryProfiler::start(Duration::from_secs(3600));
+        profiler.set_servers(&[(Role::server("child", "agent"), child.id())]);
+        assert!(sampled_by_the_thread(&profiler));
+        assert_eq!(profiler.latest().servers[0].processes, 1);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // An hour before the next interval: only the last sample sees it gone.
+        profiler.stop();
+        assert_eq!(profiler.latest().servers[0].processes, 0);
+        assert_eq!(
+            Arc::strong_count(&profiler.shared),
+            1,
+            "the thread outlived stop"
+        );
+        profiler.stop(); // a second call does nothing
     }
 
     /// Waits up to 5 s for `profiler`'s thread to sample one server.

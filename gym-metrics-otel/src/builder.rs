@@ -799,7 +799,8 @@ impl OtelBuilder {
             .with_span_groups(self.gym.span_groups())
             // Gym's orchestrator profiles only while telemetry exports.
             .with_memory_profiling(&provider, memory_profiling);
-        let guard = OtelGuard::new(Some(provider.clone()), self.shutdown_timeout);
+        let guard = OtelGuard::new(Some(provider.clone()), self.shutdown_timeout)
+            .with_memory_profiler(recorder.memory_profiler());
         #[cfg(feature = "metrics-bridge")]
         let guard = match self.metrics_bridge {
             Some(options) => {

@@ -4,7 +4,10 @@
 use std::fmt;
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use gym_metrics_api::{FleetSize, Installation};
+use gym_metrics_kit::memory::MemoryProfiler;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 
 use crate::deadline::run_with_deadline;
@@ -26,6 +29,8 @@ pub struct OtelGuard {
     provider: Option<SdkMeterProvider>,
     shutdown_timeout: Duration,
     installation: Option<Installation>,
+    /// Gym's memory profiler, stopped with a last sample before the final export.
+    memory: Option<Arc<MemoryProfiler>>,
     /// The `metrics` bridge (`OtelBuilder::with_metrics_bridge`).
     #[cfg(feature = "metrics-bridge")]
     metrics: Option<crate::MetricsBridgeRecorder>,
@@ -37,9 +42,15 @@ impl OtelGuard {
             provider,
             shutdown_timeout,
             installation: None,
+            memory: None,
             #[cfg(feature = "metrics-bridge")]
             metrics: None,
         }
+    }
+
+    pub(crate) fn with_memory_profiler(mut self, memory: Option<Arc<MemoryProfiler>>) -> Self {
+        self.memory = memory;
+        self
     }
 
     #[cfg(feature = "metrics-bridge")]
@@ -143,9 +154,15 @@ impl OtelGuard {
             return Ok(());
         };
         let deadline = self.shutdown_timeout;
+        let memory = self.memory.take();
         // The helper thread owns a clone: if the deadline passes, the SDK's
-        // shutdown finishes (or times out) there, never on the caller.
+        // shutdown finishes (or times out) there, never on the caller. The
+        // memory profiler's last sample, as Gym's at its stop, is taken
+        // there too: it reads `/proc`, which the caller must not wait on.
         match run_with_deadline("gym-metrics-otel-shutdown", deadline, move || {
+            if let Some(memory) = memory {
+                memory.stop();
+            }
             provider.shutdown()
         }) {
             None => Err(ShutdownError::TimedOut { deadline }),

@@ -130,6 +130,11 @@ impl OtelRecorder {
         self
     }
 
+    /// Gym's memory profiler, when this recorder has one.
+    pub(crate) fn memory_profiler(&self) -> Option<Arc<MemoryProfiler>> {
+        self.memory.clone()
+    }
+
     /// The same recorder, declaring `groups` (NeMo Gym's `…_SPAN_GROUPS`)
     /// to the facade's gate at install.
     pub(crate) fn with_span_groups(mut self, groups: SpanGroups) -> Self {

@@ -151,3 +151,34 @@ fn a_server_or_an_orchestrator_without_the_setting_or_an_exporter_exports_none()
     );
     guard.shutdown().unwrap();
 }
+
+#[test]
+fn the_final_export_reads_a_last_sample_taken_at_shutdown() {
+    let mut child = Command::new("sleep").arg("60").spawn().unwrap();
+    // An hour between samples: only the last one, at shutdown, sees it gone.
+    let hourly = ("NEMO_GYM_OTEL_MEMORY_PROFILING_INTERVAL_SECONDS", "3600");
+    let buf = SharedBuf::default();
+    let (recorder, guard) = OtelBuilder::new()
+        .exporter(MetricsExporter::Console)
+        .console_writer(buf.clone())
+        .role(Role::orchestrator())
+        .gym_env(gym_env(&[PROFILING, hourly]))
+        .build()
+        .unwrap();
+    recorder.publish_processes(&[(Role::server("math-0", "resources_servers"), child.id())]);
+    let processes = |buf: &SharedBuf| {
+        let text = buf.text();
+        let doc: Value = serde_json::from_str(text.lines().last().expect("an export")).unwrap();
+        point(&doc, "gym.server.processes", "gauge")["asInt"].clone()
+    };
+    let sampled = (0..50).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        guard.force_flush().unwrap();
+        processes(&buf) == "1"
+    });
+    assert!(sampled, "the published child was never sampled");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    guard.shutdown().unwrap();
+    assert_eq!(processes(&buf), "0");
+}

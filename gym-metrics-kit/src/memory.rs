@@ -749,28 +749,50 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn a_server_tree_holds_its_child_processes_and_a_gone_one_reads_zero_its_peak_kept() {
-        let mut child = std::process::Command::new("sleep")
-            .arg("30")
+        // A tree of its own (a shell and its two `sleep`s), not this test
+        // process's, which other tests running beside it change.
+        let mut root = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & sleep 30 & wait"])
             .spawn()
             .unwrap();
         let profiler = MemoryProfiler::start(Duration::from_secs(3600));
-        let me = [(Role::server("me", "agent"), std::process::id())];
-        let sample = sample_now(&profiler, &me);
-        let server = &sample.servers[0];
-        assert!(server.processes >= 2, "{server:?}"); // this test and `sleep`
-        let own = imp::tree(child.id()).unwrap();
+        let server = [(Role::server("me", "agent"), root.id())];
+        let with = |processes: u64| {
+            (0..250)
+                .find_map(|_| {
+                    std::thread::sleep(Duration::from_millis(20));
+                    let sample = sample_now(&profiler, &server);
+                    let tree = sample.servers[0].clone();
+                    (tree.processes == processes).then_some(tree)
+                })
+                .unwrap_or_else(|| panic!("no tree of {processes} processes"))
+        };
+        let tree = with(3);
+        let children = format!("/proc/{0}/task/{0}/children", root.id());
+        let children: Vec<u32> = (std::fs::read_to_string(children).unwrap())
+            .split_whitespace()
+            .map(|pid| pid.parse().unwrap())
+            .collect();
+        assert_eq!(children.len(), 2, "{children:?}");
+        let own = imp::tree(children[0]).unwrap();
         assert_eq!(own.processes, 1);
-        assert!(server.rss_bytes > own.rss);
+        assert!(tree.rss_bytes > own.rss);
         assert!(
-            server.pss_bytes.is_some(),
+            tree.pss_bytes.is_some(),
             "smaps_rollup has Pss on Linux 4.14+"
         );
-        child.kill().unwrap();
-        child.wait().unwrap();
+        let kill = |pid: u32| {
+            let killed = std::process::Command::new("sh")
+                .args(["-c", &format!("kill {pid}")])
+                .status();
+            assert!(killed.unwrap().success());
+        };
         // One process fewer later; the peak never falls.
-        let after = sample_now(&profiler, &me).servers[0].clone();
-        assert_eq!(after.processes, server.processes - 1);
-        assert!(after.peak_rss_bytes >= server.peak_rss_bytes.max(after.rss_bytes));
+        kill(children[0]);
+        let after = with(2);
+        assert!(after.peak_rss_bytes >= tree.peak_rss_bytes.max(after.rss_bytes));
+        kill(children[1]);
+        root.wait().unwrap();
         // The same name at a pid that is gone: zeros, the peak kept (Gym's way).
         let gone = sample_now(&profiler, &[(Role::server("me", "agent"), u32::MAX)]);
         let gone = &gone.servers[0];
@@ -831,7 +853,13 @@ mod tests {
             Arc::strong_count(&profiler.shared) == 1
         });
         assert!(ended);
-        let me = [(Role::server("me", "agent"), std::process::id())];
+        // A process of its own: this test process's tree changes with the
+        // tests running beside it.
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let me = [(Role::server("me", "agent"), child.id())];
         sample_now(&profiler, &me);
         let kept = |p: &MemoryProfiler| {
             let state = p.shared.lock();
@@ -846,6 +874,8 @@ mod tests {
         profiler.shared.lock().changed = false;
         profiler.set_servers(&me);
         assert!(!profiler.shared.lock().changed);
+        child.kill().unwrap();
+        child.wait().unwrap();
     }
 
     #[cfg(target_os = "linux")]

@@ -2,9 +2,10 @@
 //! errors, `Debug` output and log lines. Three kinds of secret reach a
 //! backend's configuration: header values (`authorization=Bearer …` in
 //! `OTEL_EXPORTER_OTLP_HEADERS`), the user-info of a URL
-//! (`http://user:password@host`) and its query values (`?api_key=…`).
-//! Header and parameter names, hosts, ports and paths stay readable, so a
-//! message still says what is wrong.
+//! (`http://user:password@host`), its query values (`?api_key=…`) and its
+//! fragment (`#access_token=…`). Header and parameter names, hosts, ports
+//! and paths stay readable, so a message still says what is wrong; a value
+//! longer than [`SHOWN_MAX`] bytes is cut, so one setting cannot fill a log.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -19,11 +20,25 @@ use std::fmt;
 /// ```
 pub const REDACTED: &str = "[redacted]";
 
+/// The most bytes of a configuration value [`redact_value`] prints; the
+/// rest is left out and its length said.
+///
+/// ```
+/// use gym_metrics_kit::redact::{redact_value, SHOWN_MAX};
+/// let endpoint = format!("http://c:4318/{}", "x".repeat(120_000));
+/// let printed = redact_value("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint);
+/// assert!(printed.len() < SHOWN_MAX + 40);
+/// assert!(printed.ends_with("…(120014 bytes in all)"));
+/// ```
+pub const SHOWN_MAX: usize = 256;
+
 /// `value` of the configuration `variable` (an environment variable or a
 /// builder setting), fit to print: when the variable holds headers (its name
 /// says `HEADERS`, whatever the case), every header value is replaced by
-/// [`REDACTED`]; in any value, the user-info and the query values of every
-/// URL are (see [`redact_urls`]).
+/// [`REDACTED`]; in any value, the user-info, the query values and the
+/// fragment of every URL are (see [`redact_urls`]); and what is left is cut
+/// after [`SHOWN_MAX`] bytes (secrets are redacted before the cut, so a cut
+/// cannot leave half a password unrecognised).
 ///
 /// ```
 /// use gym_metrics_kit::redact::redact_value;
@@ -39,6 +54,10 @@ pub const REDACTED: &str = "[redacted]";
 ///     redact_value("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318?api_key=s3cret"),
 ///     "http://c:4318?api_key=[redacted]",
 /// );
+/// assert_eq!(
+///     redact_value("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:99999/#t0k"),
+///     "http://c:99999/#[redacted]",
+/// );
 /// assert_eq!(redact_value("OTEL_METRIC_EXPORT_INTERVAL", "10s"), "10s");
 /// ```
 pub fn redact_value(variable: &str, value: &str) -> String {
@@ -47,7 +66,20 @@ pub fn redact_value(variable: &str, value: &str) -> String {
     } else {
         Cow::Borrowed(value)
     };
-    redact_urls(&value).into_owned()
+    shorten(&redact_urls(&value))
+}
+
+/// `text` cut after [`SHOWN_MAX`] bytes (at a character boundary), the
+/// length of the whole said after it.
+fn shorten(text: &str) -> String {
+    if text.len() <= SHOWN_MAX {
+        return text.to_string();
+    }
+    let mut end = SHOWN_MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…({} bytes in all)", &text[..end], text.len())
 }
 
 /// True for a variable or setting whose value is a list of request headers.
@@ -78,10 +110,12 @@ pub fn redact_header_list(list: &str) -> String {
 /// `text` with the secrets of every URL in it replaced by [`REDACTED`],
 /// wherever the URL stands in the text (an error message from an HTTP
 /// client names the URL it failed on): its user-info
-/// (`scheme://user:password@`) and the value of every query parameter
+/// (`scheme://user:password@`), the value of every query parameter
 /// (`?api_key=…&tenant=…`: which names hold secrets is anyone's guess, so
-/// none is kept). The scheme, host, port, path and the parameters' names
-/// stay readable. Text without either is returned as is.
+/// none is kept) and its fragment (`#access_token=…`, as OAuth's implicit
+/// flow writes tokens; a fragment is never sent, so nothing is lost). The
+/// scheme, host, port, path and the parameters' names stay readable. Text
+/// without any of them is returned as is.
 ///
 /// A URL's user-info is everything before the last `@` of its authority,
 /// and the authority is read up to the first `/`, whitespace, quote or
@@ -89,6 +123,9 @@ pub fn redact_header_list(list: &str) -> String {
 /// redacted whole (at worst a host is redacted with it). A query runs from
 /// the first `?` of the rest of the URL to the next whitespace, quote or
 /// angle bracket; closing parentheses at its end stay outside it (`(url)`).
+/// A fragment is the rest of the URL after the first `#` past the
+/// user-info, when no `?` comes before it (after a `?`, it is part of the
+/// query's last value as this rule reads it, and redacted with it).
 ///
 /// ```
 /// use gym_metrics_kit::redact::redact_urls;
@@ -102,6 +139,7 @@ pub fn redact_header_list(list: &str) -> String {
 /// );
 /// assert_eq!(redact_urls("http://u:p?w@c:4318"), "http://[redacted]@c:4318");
 /// assert_eq!(redact_urls("http://c:4318/a@b"), "http://c:4318/a@b"); // `@` in the path
+/// assert_eq!(redact_urls("http://c:4318/#t0k"), "http://c:4318/#[redacted]");
 /// ```
 pub fn redact_urls(text: &str) -> Cow<'_, str> {
     let mut out = String::new();
@@ -119,12 +157,16 @@ pub fn redact_urls(text: &str) -> Cow<'_, str> {
         }
         let after_userinfo = rest[..authority_len].rfind('@').map_or(0, |at| at + 1);
         let url = &rest[..url_len];
-        if let Some(q) = url[after_userinfo..].find('?') {
-            let query_start = authority_start + after_userinfo + q + 1;
-            let query = text[query_start..authority_start + url_len].trim_end_matches(')');
-            out.push_str(&text[copied..query_start]);
-            out.push_str(&redact_query(query));
-            copied = query_start + query.len();
+        if let Some(q) = url[after_userinfo..].find(['?', '#']) {
+            let secret_start = authority_start + after_userinfo + q + 1;
+            let secret = text[secret_start..authority_start + url_len].trim_end_matches(')');
+            out.push_str(&text[copied..secret_start]);
+            if url.as_bytes()[after_userinfo + q] == b'?' {
+                out.push_str(&redact_query(secret));
+            } else if !secret.is_empty() {
+                out.push_str(REDACTED);
+            }
+            copied = secret_start + secret.len();
         }
         search = authority_start + url_len;
     }
@@ -199,7 +241,11 @@ mod tests {
             ),
             ("http://h?token=s3cr)et", "http://h?token=[redacted]"),
             ("\"http://h/?k=s3cret\" x", "\"http://h/?k=[redacted]\" x"),
-            ("http://h/p#frag", "http://h/p#frag"),
+            // Issue 43: a fragment may hold a token too.
+            ("http://h/p#frag", "http://h/p#[redacted]"),
+            ("http://h#t0k", "http://h#[redacted]"),
+            ("(http://h:1/#a=b?c) x", "(http://h:1/#[redacted]) x"),
+            ("http://h/#", "http://h/#"),
             ("http://h/?k=v#frag", "http://h/?k=[redacted]"),
             ("http://h/?", "http://h/?"),
             ("\"http://u:p@h\"", "\"http://[redacted]@h\""),
@@ -238,6 +284,24 @@ mod tests {
                 proptest::prop_assert!(printed.contains("http://h:1?k="), "{}", printed);
             }
         }
+    }
+
+    #[test]
+    fn a_long_value_is_cut_after_its_secrets_are_redacted() {
+        // The password stands across the cut (and its `@` after it): cut
+        // first, its start would be printed.
+        let password = format!("s3cret{}", "x".repeat(20));
+        let url = format!("http://{}u:{password}@h:1/", "a".repeat(SHOWN_MAX - 20));
+        let printed = redact_value("OTEL_EXPORTER_OTLP_ENDPOINT", &url);
+        assert!(!printed.contains("s3cret"), "{printed}");
+        // Cut at a character boundary.
+        let text = format!("a{}", "é".repeat(200));
+        assert_eq!(
+            redact_value("V", &text).len(),
+            255 + "…(401 bytes in all)".len()
+        );
+        let short = "x".repeat(SHOWN_MAX);
+        assert_eq!(redact_value("V", &short), short);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use gym_metrics_kit::redact::redact_urls;
+use gym_metrics_kit::redact::{redact_urls, redact_value};
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::data::ResourceMetrics;
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
@@ -20,8 +20,8 @@ const REMINDER_EVERY: Duration = Duration::from_secs(60);
 
 /// Wraps an exporter and logs its failures, rate-limited. Nothing it logs
 /// carries the user-info or a query value of a URL (`http://user:password@`,
-/// `?api_key=…`): the destination is redacted when it is wrapped, each
-/// error as it is logged.
+/// `?api_key=…`): the destination is redacted (and cut to a printable
+/// length) when it is wrapped, each error as it is logged.
 pub(crate) struct LoggedExporter<E> {
     inner: E,
     destination: String,
@@ -39,7 +39,7 @@ impl<E: PushMetricExporter> LoggedExporter<E> {
     pub(crate) fn new(inner: E, destination: &str) -> Self {
         Self {
             inner,
-            destination: redact_urls(destination).into_owned(),
+            destination: redact_value("the OTLP endpoint", destination),
             state: Mutex::new(FailureState::default()),
         }
     }

@@ -7,6 +7,11 @@
 //! the host's use is `MemTotal - MemAvailable`. A sampled peak is the largest
 //! value sampled so far, per server and memory type, and for the host.
 //!
+//! A server whose process is gone reads zero, as in Gym; one whose `/proc`
+//! entry cannot be read (no `/proc` in a sandbox, `hidepid`, another user's
+//! process) has no value at all, since zero would be a lie, and the first
+//! such reading is logged once with its reason.
+//!
 //! Gym's servers never sample themselves; its orchestrator does. So only an
 //! orchestrator install samples here, the servers handed to
 //! [`MemoryProfiler::set_servers`] (`FleetSize::publish_processes`): a Rust
@@ -35,6 +40,7 @@
 //! ```
 
 use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -87,7 +93,8 @@ pub const MEMORY_TYPE_ATTRIBUTE: &str = "memory.type";
 pub struct MemorySample {
     /// The host's memory; `None` when `/proc/meminfo` could not be read.
     pub host: Option<HostMemory>,
-    /// Each server whose process tree could be read, in the order handed.
+    /// Each server whose process tree could be read (or is gone), in the
+    /// order handed; one whose `/proc` entry cannot be read is left out.
     pub servers: Vec<ServerMemory>,
 }
 
@@ -310,11 +317,13 @@ pub struct MemoryProfiler {
 }
 
 /// What the profiler and its thread share.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Shared {
     state: Mutex<State>,
     /// Rung by a new list of servers and by the profiler's drop.
     wake: Condvar,
+    /// Where procfs is mounted: `/proc`, another folder in the tests.
+    proc: PathBuf,
 }
 
 #[derive(Debug, Default)]
@@ -330,6 +339,8 @@ struct State {
     roots: HashMap<(String, u32), Root>,
     host_peak: u64,
     latest: MemorySample,
+    /// An unreadable `/proc` was logged (once in the profiler's life).
+    said_unreadable: bool,
 }
 
 impl MemoryProfiler {
@@ -343,7 +354,16 @@ impl MemoryProfiler {
     /// assert_eq!(p.latest().host.is_some(), cfg!(target_os = "linux"));
     /// ```
     pub fn start(interval: Duration) -> Self {
-        let shared = Arc::new(Shared::default());
+        Self::start_at(interval, Path::new("/proc"))
+    }
+
+    /// [`MemoryProfiler::start`] reading procfs mounted at `proc`.
+    fn start_at(interval: Duration, proc: &Path) -> Self {
+        let shared = Arc::new(Shared {
+            state: Mutex::default(),
+            wake: Condvar::new(),
+            proc: proc.to_path_buf(),
+        });
         shared.sample();
         let thread = Arc::clone(&shared);
         let spawned = std::thread::Builder::new()
@@ -460,15 +480,31 @@ impl Shared {
     }
 
     /// Reads `/proc` outside the lock, then folds the readings into the
-    /// peaks ([`State::server`]).
+    /// peaks ([`State::server`]). A server whose tree cannot be read is
+    /// left out, and the first such reading logged.
     fn sample(&self) {
         let servers = self.lock().servers.clone();
-        let host = imp::host();
-        let trees: Vec<_> = servers
-            .into_iter()
-            .filter_map(|(role, pid)| Some((role, pid, imp::start(pid), imp::tree(pid)?)))
-            .collect();
+        let proc = self.proc.as_path();
+        let host = imp::host(proc);
+        let mut unreadable = None;
+        let mut trees = Vec::new();
+        for (role, pid) in servers {
+            match imp::tree(proc, pid) {
+                Ok(tree) => trees.push((role, pid, imp::start(proc, pid), tree)),
+                Err(why) => {
+                    unreadable.get_or_insert_with(|| format!("{} (pid {pid}): {why}", role.name()));
+                }
+            }
+        }
         let mut state = self.lock();
+        if let Some(why) = unreadable.filter(|_| !state.said_unreadable) {
+            state.said_unreadable = true;
+            log::warn!(
+                "gym-metrics: memory profiling exports no value for a server whose /proc entry \
+                 cannot be read, rather than a false zero (first: {why}); a sandbox without \
+                 /proc, a hidepid mount or another user's process does this (said once)"
+            );
+        }
         // Only what the published servers need is kept.
         let published: Vec<_> = trees.iter().map(|(r, p, ..)| (r.name(), *p)).collect();
         (state.roots).retain(|(name, pid), _| published.contains(&(name.as_str(), *pid)));
@@ -585,30 +621,50 @@ impl Tree {
 
 #[cfg(target_os = "linux")]
 mod imp {
+    use std::path::Path;
+
     use procfs::process::Process;
-    use procfs::Current;
+    use procfs::{FromRead, ProcError};
 
     use super::Tree;
 
     /// `(MemTotal, MemAvailable)` in bytes.
-    pub(super) fn host() -> Option<(u64, u64)> {
-        let info = procfs::Meminfo::current().ok()?;
+    pub(super) fn host(proc: &Path) -> Option<(u64, u64)> {
+        let info = procfs::Meminfo::from_file(proc.join("meminfo")).ok()?;
         Some((info.mem_total, info.mem_available?))
     }
 
-    pub(super) fn tree(root: u32) -> Option<Tree> {
-        let pids = Tree::pids(root, children);
-        Some(Tree::sum(pids.into_iter().filter_map(memory)))
+    /// The tree under `root`: zeros when it is gone; an error saying why
+    /// when `/proc` cannot tell (not mounted: even this process's own entry
+    /// is missing; or the root's entry is not readable).
+    pub(super) fn tree(proc: &Path, root: u32) -> Result<Tree, String> {
+        let unreadable = |e: ProcError| Err(e.to_string());
+        match Process::new_with_root(proc.join("self")).and_then(|p| p.stat()) {
+            Ok(_) => {}
+            Err(e) => return unreadable(e),
+        }
+        match process(proc, root).and_then(|p| p.statm()) {
+            Ok(_) | Err(ProcError::NotFound(_)) => {}
+            Err(e) => return unreadable(e),
+        }
+        let pids = Tree::pids(root, |pid| children(proc, pid));
+        Ok(Tree::sum(
+            pids.into_iter().filter_map(|pid| memory(proc, pid)),
+        ))
     }
 
     /// When `pid` started (clock ticks after boot); `None` when it is gone.
-    pub(super) fn start(pid: u32) -> Option<u64> {
-        Some(Process::new(pid as i32).ok()?.stat().ok()?.starttime)
+    pub(super) fn start(proc: &Path, pid: u32) -> Option<u64> {
+        Some(process(proc, pid).ok()?.stat().ok()?.starttime)
+    }
+
+    fn process(proc: &Path, pid: u32) -> Result<Process, ProcError> {
+        Process::new_with_root(proc.join(pid.to_string()))
     }
 
     /// The children of every thread of `pid` (an exited one has none).
-    fn children(pid: u32) -> Vec<u32> {
-        let Ok(tasks) = Process::new(pid as i32).and_then(|p| p.tasks()) else {
+    fn children(proc: &Path, pid: u32) -> Vec<u32> {
+        let Ok(tasks) = process(proc, pid).and_then(|p| p.tasks()) else {
             return Vec::new();
         };
         tasks
@@ -620,8 +676,8 @@ mod imp {
     /// `(rss, pss)` of one process, `None` after an exit race or once it
     /// is a zombie (exited, not yet reaped: no memory, and no `Pss` that
     /// would hide its tree's).
-    fn memory(pid: u32) -> Option<(u64, Option<u64>)> {
-        let process = Process::new(pid as i32).ok()?;
+    fn memory(proc: &Path, pid: u32) -> Option<(u64, Option<u64>)> {
+        let process = process(proc, pid).ok()?;
         if let Ok(rollup) = process.smaps_rollup() {
             if let Some(map) = rollup.memory_map_rollup.0.first() {
                 let map = &map.extension.map;
@@ -640,17 +696,19 @@ mod imp {
 
 #[cfg(not(target_os = "linux"))]
 mod imp {
+    use std::path::Path;
+
     use super::Tree;
 
-    pub(super) fn host() -> Option<(u64, u64)> {
+    pub(super) fn host(_proc: &Path) -> Option<(u64, u64)> {
         None
     }
 
-    pub(super) fn tree(_root: u32) -> Option<Tree> {
-        None
+    pub(super) fn tree(_proc: &Path, _root: u32) -> Result<Tree, String> {
+        Err("memory is read from /proc, which only Linux has".into())
     }
 
-    pub(super) fn start(_pid: u32) -> Option<u64> {
+    pub(super) fn start(_proc: &Path, _pid: u32) -> Option<u64> {
         None
     }
 }
@@ -774,7 +832,7 @@ mod tests {
             .map(|pid| pid.parse().unwrap())
             .collect();
         assert_eq!(children.len(), 2, "{children:?}");
-        let own = imp::tree(children[0]).unwrap();
+        let own = imp::tree(Path::new("/proc"), children[0]).unwrap();
         assert_eq!(own.processes, 1);
         assert!(tree.rss_bytes > own.rss);
         assert!(
@@ -891,7 +949,7 @@ mod tests {
             })
         });
         assert!(zombie, "the child never became a zombie");
-        let tree = imp::tree(child.id()).unwrap();
+        let tree = imp::tree(Path::new("/proc"), child.id()).unwrap();
         assert_eq!((tree.rss, tree.pss, tree.processes), (0, Some(0), 0));
         child.wait().unwrap();
     }
@@ -918,6 +976,47 @@ mod tests {
             "the thread outlived stop"
         );
         profiler.stop(); // a second call does nothing
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_unreadable_proc_exports_no_value_and_says_so_once_where_a_gone_server_reads_zero() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let servers = [(Role::server("child", "agent"), child.id())];
+        // No procfs at all (a sandbox without /proc): nothing, not zeros.
+        let empty = std::env::temp_dir().join(format!("gym-no-proc-{}", std::process::id()));
+        std::fs::create_dir_all(&empty).unwrap();
+        let profiler = MemoryProfiler::start_at(Duration::from_secs(3600), &empty);
+        let sample = sample_now(&profiler, &servers);
+        assert_eq!(sample, MemorySample::default());
+        assert!(profiler.shared.lock().said_unreadable);
+        // A procfs whose `self` reads but whose server entry does not (here a
+        // `statm` that is a folder): that server is left out; a pid with no
+        // entry is gone and reads zero.
+        let proc = empty.join("proc");
+        let me = std::process::id().to_string();
+        std::fs::create_dir_all(proc.join(&me)).unwrap();
+        std::fs::copy("/proc/self/stat", proc.join(&me).join("stat")).unwrap();
+        std::os::unix::fs::symlink(&me, proc.join("self")).unwrap();
+        std::fs::create_dir_all(proc.join(format!("{}/statm", child.id()))).unwrap();
+        let profiler = MemoryProfiler::start_at(Duration::from_secs(3600), &proc);
+        let gone = (Role::server("gone", "agent"), u32::MAX);
+        let sample = sample_now(&profiler, &[servers[0].clone(), gone]);
+        let names: Vec<_> = sample.servers.iter().map(|s| s.role.name()).collect();
+        assert_eq!(names, ["gone"]);
+        assert_eq!(sample.servers[0].processes, 0);
+        assert!(profiler.shared.lock().said_unreadable);
+        // The real /proc reads the same child.
+        let real = MemoryProfiler::start(Duration::from_secs(3600));
+        let sample = sample_now(&real, &servers);
+        assert_eq!(sample.servers[0].processes, 1);
+        assert!(!real.shared.lock().said_unreadable);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        std::fs::remove_dir_all(&empty).unwrap();
     }
 
     /// Waits up to 5 s for `profiler`'s thread to sample one server.

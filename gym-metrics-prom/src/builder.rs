@@ -51,7 +51,7 @@ pub struct PrometheusBuilder {
     web_config_file: Option<std::path::PathBuf>,
     gym: GymEnv,
     process_metrics: bool,
-    http_old: bool,
+    http_dup: bool,
     native: NativeConfig,
     #[cfg(feature = "prometheus-registry")]
     registry: Option<prometheus::Registry>,
@@ -86,7 +86,7 @@ impl PrometheusBuilder {
             web_config_file: None,
             gym: GymEnv::default(),
             process_metrics: false,
-            http_old: false,
+            http_dup: false,
             native: NativeConfig::default(),
             #[cfg(feature = "prometheus-registry")]
             registry: None,
@@ -160,7 +160,7 @@ impl PrometheusBuilder {
             self.web_config_file = env.web_config_file;
         }
         self.native = env.native;
-        self.http_old |= env.resource.http_dup;
+        self.http_dup |= env.resource.http_dup;
         self
     }
 
@@ -396,7 +396,7 @@ impl PrometheusBuilder {
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn with_old_http_server_duration(mut self) -> Self {
-        self.http_old = true;
+        self.http_dup = true;
         self
     }
 
@@ -503,7 +503,7 @@ impl PrometheusBuilder {
         let metrics = Arc::new(metrics);
         let process =
             self.process_metrics && gym_metrics_kit::process::available("gym-metrics-prom");
-        let families = GymFamilies::new(Arc::clone(&metrics), &resource, process, self.http_old);
+        let families = GymFamilies::new(Arc::clone(&metrics), &resource, process, self.http_dup);
         let families = Arc::new(families);
         let exposition = Exposition::new(Arc::clone(&families));
         let exposition = match &metrics.memory {

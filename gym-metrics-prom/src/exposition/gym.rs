@@ -21,8 +21,8 @@ use gym_metrics_kit::naming::TARGET_INFO_FAMILY;
 use gym_metrics_kit::process::ProcessReading;
 use gym_metrics_kit::VerifyCounts;
 
-use super::http_old::{self, OldHttpSeries};
-use super::model::{Buckets, Family, Histogram, Kind, Value};
+use super::http_server_duration::{self, HttpServerDurationSeries};
+use super::model::{gather_order, Buckets, Family, Histogram, HttpSeries, Kind, Value};
 use super::process::{ProcessFamily, ProcessValue, PROCESS_FAMILIES};
 use crate::recording::fleet_gauge::FleetGauge;
 use crate::recording::http_histogram::HttpSeriesKey;
@@ -52,21 +52,9 @@ enum Source {
     ServersActive,
     HttpServer,
     /// The old `http.server.duration`, derived from the same counts.
-    HttpServerOld,
+    HttpServerDuration,
     /// A value of this process's own (`process.rs`).
     Process(ProcessValue),
-}
-
-/// A series' own labels, sorted by name.
-pub(crate) type Labels = Vec<(&'static str, &'static str)>;
-
-/// One HTTP series: its attribute labels and its counts.
-pub(crate) type HttpSeries = (Labels, HistogramSnapshot);
-
-/// How the `prometheus` registry's `gather` orders a family's series: by
-/// label count, then value by value.
-pub(crate) fn gather_order(a: &Labels, b: &Labels) -> std::cmp::Ordering {
-    (a.len().cmp(&b.len())).then_with(|| a.iter().map(|l| l.1).cmp(b.iter().map(|l| l.1)))
 }
 
 /// What one of our families shows in one scrape.
@@ -77,7 +65,7 @@ pub(crate) enum Sample<'r> {
     /// The HTTP histogram's series, in `gather`'s order.
     Http(&'r [HttpSeries]),
     /// The old HTTP histogram's series, in `gather`'s order.
-    HttpOld(&'r [OldHttpSeries]),
+    HttpServerDuration(&'r [HttpServerDurationSeries]),
 }
 
 /// A histogram snapshot as the model's value.
@@ -103,7 +91,7 @@ impl<'r> Sample<'r> {
         let (one, http, old) = match self {
             Sample::One(value) => (Some(value), &[][..], &[][..]),
             Sample::Http(series) => (None, series, &[][..]),
-            Sample::HttpOld(series) => (None, &[][..], series),
+            Sample::HttpServerDuration(series) => (None, &[][..], series),
         };
         let one = one.map(|value| ([].iter().copied(), value));
         let http = http.iter().map(|(l, s)| (l.iter().copied(), histogram(s)));
@@ -193,9 +181,8 @@ impl GymFamily {
             Source::Succeeded => Some(count(r.verify_counts.succeeded)),
             Source::ServersActive => r.servers_active.map(count),
             Source::HttpServer => (!r.http.is_empty()).then_some(Sample::Http(&r.http)),
-            Source::HttpServerOld => {
-                (!r.http_old.is_empty()).then_some(Sample::HttpOld(&r.http_old))
-            }
+            Source::HttpServerDuration => (!r.http_server_duration.is_empty())
+                .then_some(Sample::HttpServerDuration(&r.http_server_duration)),
             Source::Process(value) => value.sample(r.process.as_ref()?).map(Sample::One),
         }
     }
@@ -209,18 +196,18 @@ pub(crate) struct GymFamilies {
     /// Whether the process families are among them (read at each scrape).
     process: bool,
     /// Whether the old HTTP family is among them (derived at each scrape).
-    http_old: bool,
+    http_dup: bool,
 }
 
 impl GymFamilies {
     /// The families of `metrics`; `gym_servers_active` only if they hold a
     /// fleet gauge (the role decided that when they were built); the process
-    /// families when `process`; the old HTTP family when `http_old`.
+    /// families when `process`; the old HTTP family when `http_dup`.
     pub(crate) fn new(
         metrics: Arc<GymMetrics>,
         resource: &Resource,
         process: bool,
-        http_old: bool,
+        http_dup: bool,
     ) -> Self {
         let m = &metrics;
         let mut families = vec![
@@ -266,9 +253,10 @@ impl GymFamilies {
         if process {
             families.extend(PROCESS_FAMILIES.iter().map(GymFamily::process));
         }
-        if http_old {
+        if http_dup {
             let old = &Instrument::HTTP_SERVER_DURATION_OLD;
-            let mut family = GymFamily::instrument(old, Kind::Histogram, Source::HttpServerOld);
+            let mut family =
+                GymFamily::instrument(old, Kind::Histogram, Source::HttpServerDuration);
             family.family.bounds = Instrument::HTTP_SERVER_DURATION_OLD_BOUNDARIES_MS.to_vec();
             families.push(family);
         }
@@ -277,7 +265,7 @@ impl GymFamilies {
             metrics,
             families,
             process,
-            http_old,
+            http_dup,
         }
     }
 
@@ -288,7 +276,7 @@ impl GymFamilies {
 
     /// This instant's values of every family.
     pub(crate) fn read(&self) -> Readings {
-        Readings::take(&self.metrics, self.process, self.http_old)
+        Readings::take(&self.metrics, self.process, self.http_dup)
     }
 }
 
@@ -306,7 +294,7 @@ pub(crate) struct Readings {
     /// HTTP series in label-value order.
     http: Vec<HttpSeries>,
     /// The same as the old HTTP family's series, when it is on.
-    http_old: Vec<OldHttpSeries>,
+    http_server_duration: Vec<HttpServerDurationSeries>,
     /// This process's values, when the process families are on and `/proc`
     /// could be read.
     process: Option<ProcessReading>,
@@ -314,8 +302,8 @@ pub(crate) struct Readings {
 
 impl Readings {
     /// Sums the shards of `m`, reads the process's values if `process`, and
-    /// derives the old HTTP series if `http_old`.
-    fn take(m: &GymMetrics, process: bool, http_old: bool) -> Self {
+    /// derives the old HTTP series if `http_dup`.
+    fn take(m: &GymMetrics, process: bool, http_dup: bool) -> Self {
         // One pass over the verify shards gives the histogram, both counters
         // and the rate, all from the same instant.
         let verifications = m.verify_duration.snapshot();
@@ -335,8 +323,8 @@ impl Readings {
             verifications,
             verify_counts,
             servers_active: m.servers_active.as_ref().and_then(FleetGauge::get),
-            http_old: if http_old {
-                http_old::derive(&http)
+            http_server_duration: if http_dup {
+                http_server_duration::derive(&http)
             } else {
                 Vec::new()
             },

@@ -16,7 +16,7 @@ use std::sync::Arc;
 pub(crate) mod collector;
 pub(crate) mod format;
 pub(crate) mod gym;
-mod http_old;
+mod http_server_duration;
 pub(crate) mod memory;
 pub(crate) mod model;
 mod process;

@@ -9,6 +9,19 @@ use gym_metrics_api::backend::InstrumentKind;
 
 pub(crate) use crate::recording::exemplars::ExemplarSample;
 pub(crate) use crate::recording::native::{Reading as Native, Side};
+use crate::recording::sharded_histogram::HistogramSnapshot;
+
+/// A series' own labels, sorted by name.
+pub(crate) type Labels = Vec<(&'static str, &'static str)>;
+
+/// One HTTP series: its attribute labels and its counts.
+pub(crate) type HttpSeries = (Labels, HistogramSnapshot);
+
+/// How the `prometheus` registry's `gather` orders a family's series: by
+/// label count, then value by value.
+pub(crate) fn gather_order(a: &Labels, b: &Labels) -> std::cmp::Ordering {
+    (a.len().cmp(&b.len())).then_with(|| a.iter().map(|l| l.1).cmp(b.iter().map(|l| l.1)))
+}
 
 /// The TYPE of a family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

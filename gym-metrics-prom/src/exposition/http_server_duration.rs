@@ -9,11 +9,11 @@
 
 use std::collections::BTreeMap;
 
-use super::gym::{gather_order, HttpSeries, Labels};
+use super::model::{gather_order, HttpSeries, Labels};
 
 /// One old series: its labels, its counts per bucket (`le="0"` first,
 /// `+Inf` last) and its sum in milliseconds.
-pub(crate) type OldHttpSeries = (Labels, Vec<u64>, f64);
+pub(crate) type HttpServerDurationSeries = (Labels, Vec<u64>, f64);
 
 /// The old name of each stable label the old conventions have (the stable
 /// `error_type` has no old twin); `http.target` held the route template.
@@ -26,7 +26,7 @@ const OLD_NAMES: [(&str, &str); 4] = [
 
 /// The old series of the stable ones: series that differ only in
 /// `error_type` merged, in `gather`'s order.
-pub(crate) fn derive(stable: &[HttpSeries]) -> Vec<OldHttpSeries> {
+pub(crate) fn derive(stable: &[HttpSeries]) -> Vec<HttpServerDurationSeries> {
     let mut merged: BTreeMap<Labels, (Vec<u64>, f64)> = BTreeMap::new();
     for (labels, counts) in stable {
         let rename = |&(name, value): &(&'static str, &'static str)| {
@@ -42,7 +42,7 @@ pub(crate) fn derive(stable: &[HttpSeries]) -> Vec<OldHttpSeries> {
         }
         *sum += counts.sum * 1000.0;
     }
-    let mut series: Vec<OldHttpSeries> = (merged.into_iter())
+    let mut series: Vec<HttpServerDurationSeries> = (merged.into_iter())
         .map(|(labels, (buckets, sum))| (labels, buckets, sum))
         .collect();
     series.sort_by(|a, b| gather_order(&a.0, &b.0));

@@ -7,7 +7,7 @@
 //! | [`OtelEnv`] | the OpenTelemetry variables both backends read (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_SEMCONV_STABILITY_OPT_IN`) |
 //! | [`GymEnv`] | what a NeMo Gym orchestrator hands its servers (`NEMO_GYM_OTEL_*`, falling back to `NEMO_LENS_*`) |
 //! | [`TlsEnv`] | the OTLP exporter's TLS files and `insecure` flag |
-//! | [`parse_bool`], [`parse_number`], [`parse_millis`], [`parse_millis_at_least`], [`parse_key_values`] | the one parser of each kind of value |
+//! | [`parse_bool`], [`parse_choice`], [`parse_number`], [`parse_millis`], [`parse_millis_at_least`], [`parse_key_values`] | the one parser of each kind of value |
 
 mod gym;
 mod otel;
@@ -18,7 +18,8 @@ mod vars;
 pub use gym::{GymEnv, GymExporter, RUN_ID_ATTRIBUTE, SERVICE_GROUP_ATTRIBUTE};
 pub use otel::OtelEnv;
 pub use parse::{
-    parse_bool, parse_key_values, parse_millis, parse_millis_at_least, parse_number, Booleans,
+    parse_bool, parse_choice, parse_key_values, parse_millis, parse_millis_at_least, parse_number,
+    Booleans,
 };
 pub use tls::{PemFile, TlsEnv};
 pub use vars::EnvVars;

@@ -1,5 +1,7 @@
 //! Which exporter the backend uses: `OTEL_METRICS_EXPORTER`.
 
+use gym_metrics_kit::env::parse_choice;
+
 use crate::ConfigError;
 
 /// The metrics exporter, as chosen by `OTEL_METRICS_EXPORTER`.
@@ -35,15 +37,12 @@ impl MetricsExporter {
     /// assert!(e.to_string().contains("prometheus"));
     /// ```
     pub fn parse(variable: &'static str, value: &str) -> Result<Self, ConfigError> {
-        match value.trim().to_ascii_lowercase().as_str() {
-            "otlp" => Ok(MetricsExporter::Otlp),
-            "console" => Ok(MetricsExporter::Console),
-            "none" => Ok(MetricsExporter::None),
-            _ => Err(ConfigError::invalid(
-                variable,
-                value,
-                "one of otlp, console, none (a single exporter; for Prometheus use the gym-metrics-prom backend)",
-            )),
-        }
+        let words = [
+            ("otlp", MetricsExporter::Otlp),
+            ("console", MetricsExporter::Console),
+            ("none", MetricsExporter::None),
+        ];
+        let note = "a single exporter; for Prometheus use the gym-metrics-prom backend";
+        parse_choice(variable, value, &words, note)
     }
 }

@@ -1,6 +1,7 @@
 //! Explicit buckets or base-2 exponential histograms:
 //! `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION`.
 
+use gym_metrics_kit::env::parse_choice;
 use opentelemetry_sdk::metrics::Aggregation;
 
 use crate::ConfigError;
@@ -39,15 +40,17 @@ impl HistogramAggregation {
     /// assert_eq!(a, HistogramAggregation::Base2Exponential);
     /// ```
     pub fn parse(variable: &'static str, value: &str) -> Result<Self, ConfigError> {
-        match value.trim().to_ascii_lowercase().as_str() {
-            "explicit_bucket_histogram" => Ok(HistogramAggregation::ExplicitBuckets),
-            "base2_exponential_bucket_histogram" => Ok(HistogramAggregation::Base2Exponential),
-            _ => Err(ConfigError::invalid(
-                variable,
-                value,
-                "explicit_bucket_histogram or base2_exponential_bucket_histogram",
-            )),
-        }
+        let words = [
+            (
+                "explicit_bucket_histogram",
+                HistogramAggregation::ExplicitBuckets,
+            ),
+            (
+                "base2_exponential_bucket_histogram",
+                HistogramAggregation::Base2Exponential,
+            ),
+        ];
+        parse_choice(variable, value, &words, "")
     }
 
     /// The SDK aggregation that overrides the instrument's explicit

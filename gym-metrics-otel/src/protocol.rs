@@ -2,6 +2,8 @@
 //! transports this build contains (the Cargo features `grpc`, `http-proto`
 //! and `http-json`).
 
+use gym_metrics_kit::env::parse_choice;
+
 use crate::{BuildError, ConfigError};
 
 /// The OTLP transport protocol.
@@ -46,16 +48,12 @@ impl OtlpProtocol {
     /// assert!(OtlpProtocol::parse("OTEL_EXPORTER_OTLP_PROTOCOL", "http").is_err());
     /// ```
     pub fn parse(variable: &'static str, value: &str) -> Result<Self, ConfigError> {
-        match value.trim().to_ascii_lowercase().as_str() {
-            "http/protobuf" => Ok(OtlpProtocol::HttpProtobuf),
-            "http/json" => Ok(OtlpProtocol::HttpJson),
-            "grpc" => Ok(OtlpProtocol::Grpc),
-            _ => Err(ConfigError::invalid(
-                variable,
-                value,
-                "http/protobuf, http/json or grpc",
-            )),
-        }
+        let words = [
+            ("http/protobuf", OtlpProtocol::HttpProtobuf),
+            ("http/json", OtlpProtocol::HttpJson),
+            ("grpc", OtlpProtocol::Grpc),
+        ];
+        parse_choice(variable, value, &words, "")
     }
 
     /// The endpoint used when none is configured.

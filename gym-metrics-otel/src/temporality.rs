@@ -1,5 +1,6 @@
 //! Cumulative or delta: `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`.
 
+use gym_metrics_kit::env::parse_choice;
 use opentelemetry_sdk::metrics::Temporality;
 
 use crate::ConfigError;
@@ -38,16 +39,12 @@ impl TemporalityPreference {
     /// assert!(TemporalityPreference::parse(v, "weekly").is_err());
     /// ```
     pub fn parse(variable: &'static str, value: &str) -> Result<Self, ConfigError> {
-        match value.trim().to_ascii_lowercase().as_str() {
-            "cumulative" => Ok(TemporalityPreference::Cumulative),
-            "delta" => Ok(TemporalityPreference::Delta),
-            "lowmemory" => Ok(TemporalityPreference::LowMemory),
-            _ => Err(ConfigError::invalid(
-                variable,
-                value,
-                "cumulative, delta or lowmemory",
-            )),
-        }
+        let words = [
+            ("cumulative", TemporalityPreference::Cumulative),
+            ("delta", TemporalityPreference::Delta),
+            ("lowmemory", TemporalityPreference::LowMemory),
+        ];
+        parse_choice(variable, value, &words, "")
     }
 
     /// The SDK's temporality for this preference.

@@ -13,7 +13,7 @@ use std::time::Duration;
 use gym_metrics_api::backend::SpanGroups;
 use gym_metrics_api::{Group, Role};
 
-use crate::env::{parse_bool, parse_number, Booleans, EnvVars};
+use crate::env::{parse_bool, parse_choice, parse_number, Booleans, EnvVars};
 use crate::resource::new_instance_id;
 use crate::ConfigError;
 
@@ -194,17 +194,12 @@ impl GymEnv {
         };
         let exporter = get(EXPORTER)
             .map(|(variable, raw)| {
-                let value = match raw.to_ascii_lowercase().as_str() {
-                    "otlp" => GymExporter::Otlp,
-                    "console" => GymExporter::Console,
-                    _ => {
-                        return Err(ConfigError::invalid(
-                            variable,
-                            &raw,
-                            "otlp or console (the exporters NeMo Gym supports)",
-                        ))
-                    }
-                };
+                let words = [
+                    ("otlp", GymExporter::Otlp),
+                    ("console", GymExporter::Console),
+                ];
+                let value =
+                    parse_choice(variable, &raw, &words, "the exporters NeMo Gym supports")?;
                 Ok(Sourced {
                     variable,
                     raw,

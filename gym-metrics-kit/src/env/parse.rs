@@ -1,5 +1,5 @@
-//! The one parser of every configuration value that is a boolean, a number,
-//! a duration or a `key=value` list: a bad value is a [`ConfigError`] naming
+//! The one parser of every configuration value that is a boolean, one of a
+//! few words, a number, a duration or a `key=value` list: a bad value is a [`ConfigError`] naming
 //! the variable and the value (secrets redacted), never a default taken in
 //! silence. Surrounding whitespace is ignored.
 
@@ -55,6 +55,47 @@ pub fn parse_bool(
         )),
         _ => Err(ConfigError::invalid(variable, value, "true or false")),
     }
+}
+
+/// `value` of `variable` as one of the words of `choices` (case-insensitive),
+/// each standing for its value.
+///
+/// # Errors
+/// Any other word, naming the variable and the value, and listing the words
+/// accepted followed by `note` (when not empty) in parentheses.
+///
+/// ```
+/// use gym_metrics_kit::env::parse_choice;
+/// let words = [("cumulative", 'c'), ("delta", 'd')];
+/// let v = "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE";
+/// assert_eq!(parse_choice(v, " Delta", &words, ""), Ok('d'));
+/// let e = parse_choice(v, "weekly", &words, "the specification's").unwrap_err();
+/// assert_eq!(e.expected(), "cumulative or delta (the specification's)");
+/// ```
+pub fn parse_choice<T: Copy>(
+    variable: &'static str,
+    value: &str,
+    choices: &[(&str, T)],
+    note: &str,
+) -> Result<T, ConfigError> {
+    let word = value.trim();
+    if let Some(&(_, chosen)) = choices.iter().find(|(w, _)| w.eq_ignore_ascii_case(word)) {
+        return Ok(chosen);
+    }
+    let mut expected = String::new();
+    for (i, (word, _)) in choices.iter().enumerate() {
+        let separator = match i {
+            0 => "",
+            i if i + 1 == choices.len() => " or ",
+            _ => ", ",
+        };
+        expected.push_str(separator);
+        expected.push_str(word);
+    }
+    if !note.is_empty() {
+        expected.push_str(&format!(" ({note})"));
+    }
+    Err(ConfigError::invalid(variable, value, expected))
 }
 
 /// `value` of `variable` as a number of type `T` (a port, a count).

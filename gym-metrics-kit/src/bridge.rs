@@ -3,21 +3,21 @@
 //! boundaries by name or prefix, the per-instrument cardinality limit) and
 //! their documented defaults, the UCUM unit each `metrics::Unit` stands for,
 //! the one name rule ([`FamilyNames`]) deciding which `metrics` names are
-//! exported, and the bridge itself: the [`Registry`] of instruments and
+//! exported, and the bridge itself: the [`Instruments`] registered and
 //! series with the cardinality cap, and the [`MetricsBridgeRecorder`], over
 //! a backend's [`Storage`]. So one rule gives the same names, buckets,
 //! limits and units on the Prometheus and the OpenTelemetry path.
 
 mod cells;
+mod instruments;
 mod names;
 mod recorder;
-mod registry;
 mod storage;
 
 pub use cells::{CounterCell, CounterSink, GaugeCell, HistogramCell};
+pub use instruments::{Bridged, Instruments};
 pub use names::{bridged_family_name, gym_families, sample_names, FamilyNames, NameRefused};
 pub use recorder::{MetricsBridgeRecorder, MetricsBridgeStats, MetricsRecorderTaken};
-pub use registry::{Bridged, Registry};
 pub use storage::{InstrumentSpec, Labels, Series, SeriesLabels, Storage};
 
 use gym_metrics_api::backend::{Boundaries, BoundariesError};

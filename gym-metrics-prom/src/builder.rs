@@ -522,7 +522,9 @@ impl PrometheusBuilder {
         };
         #[cfg(feature = "prometheus-registry")]
         let exposition = match self.registry {
-            Some(registry) => crate::exposition::registry::attach(registry, &families, exposition)?,
+            Some(registry) => {
+                crate::exposition::app_registry::attach(registry, &families, exposition)?
+            }
             None => exposition,
         };
         let handle = PrometheusHandle::new(exposition, fleet_sd);

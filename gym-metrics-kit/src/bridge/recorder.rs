@@ -1,5 +1,5 @@
 //! The `metrics::Recorder` both backends install (or hand out): every
-//! `describe_*` and `register_*` goes to the kit's [`Registry`].
+//! `describe_*` and `register_*` goes to the kit's [`Instruments`].
 
 use std::fmt;
 use std::sync::Arc;
@@ -7,7 +7,7 @@ use std::sync::Arc;
 use gym_metrics_api::backend::InstrumentKind as Kind;
 use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, SharedString, Unit};
 
-use super::registry::Registry;
+use super::instruments::Instruments;
 use super::storage::{Series, Storage};
 
 /// The `metrics` crate bridged into a backend's [`Storage`]: `counter!`,
@@ -16,7 +16,7 @@ use super::storage::{Series, Storage};
 /// (`gym_metrics_prom::MetricsBridgeRecorder`,
 /// `gym_metrics_otel::MetricsBridgeRecorder`). Example at [`Storage`].
 pub struct MetricsBridgeRecorder<S: Storage> {
-    registry: Arc<Registry<S>>,
+    registry: Arc<Instruments<S>>,
 }
 
 /// What the bridge refused, folded or dropped so far (each cause also
@@ -50,7 +50,7 @@ pub struct MetricsBridgeStats {
 
 impl<S: Storage> MetricsBridgeRecorder<S> {
     /// The recorder of `registry`.
-    pub fn new(registry: Arc<Registry<S>>) -> Self {
+    pub fn new(registry: Arc<Instruments<S>>) -> Self {
         Self { registry }
     }
 

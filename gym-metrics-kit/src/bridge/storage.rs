@@ -1,7 +1,7 @@
 //! What a backend supplies to the one `metrics` bridge: how an instrument
 //! and its series are made in its storage. Everything else (which names are
 //! exported, the series by label set, the cardinality limit and its overflow
-//! series, bucket rules, the counts) is the kit's [`Registry`](super::Registry).
+//! series, bucket rules, the counts) is the kit's [`Instruments`](super::Instruments).
 
 use gym_metrics_api::backend::InstrumentKind;
 use metrics::{CounterFn, GaugeFn, HistogramFn};
@@ -100,7 +100,7 @@ pub struct InstrumentSpec<'a> {
 ///     }
 /// }
 ///
-/// let registry = Arc::new(Registry::new(MetricsBridgeOptions::new().cardinality_limit(1), Cells, []));
+/// let registry = Arc::new(Instruments::new(MetricsBridgeOptions::new().cardinality_limit(1), Cells, []));
 /// let bridge = MetricsBridgeRecorder::new(Arc::clone(&registry));
 /// metrics::with_local_recorder(&bridge, || {
 ///     metrics::counter!("jobs.done", "queue" => "a").increment(2);

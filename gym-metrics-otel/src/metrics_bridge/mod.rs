@@ -15,7 +15,7 @@ mod storage;
 
 use std::sync::Arc;
 
-use gym_metrics_kit::bridge::{MetricsBridgeOptions, Registry};
+use gym_metrics_kit::bridge::{Instruments, MetricsBridgeOptions};
 use opentelemetry::metrics::MeterProvider;
 use opentelemetry::InstrumentationScope;
 use opentelemetry_sdk::metrics::{Instrument, SdkMeterProvider, Stream};
@@ -63,7 +63,7 @@ pub(crate) fn attach(
     provider: &SdkMeterProvider,
 ) -> MetricsBridgeRecorder {
     let meter = provider.meter_with_scope(InstrumentationScope::builder(BRIDGE_SCOPE).build());
-    let registry = Registry::new(options, OtelStorage { meter }, []);
+    let registry = Instruments::new(options, OtelStorage { meter }, []);
     MetricsBridgeRecorder::new(Arc::new(registry))
 }
 

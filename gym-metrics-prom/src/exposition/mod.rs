@@ -4,7 +4,7 @@
 //! `process.rs`) come first, each one's constant text made at build time;
 //! then the families of the later sources ([`LaterFamilies`]: Gym's memory
 //! gauges from `memory.rs`, the `metrics` bridge's, an application
-//! registry's from `registry.rs`), made at each
+//! registry's from `app_registry.rs`), made at each
 //! scrape. `collector.rs` hands our families to a `prometheus::Registry`
 //! instead.
 
@@ -22,7 +22,7 @@ pub(crate) mod model;
 mod process;
 pub(crate) mod protobuf;
 #[cfg(feature = "prometheus-registry")]
-pub(crate) mod registry;
+pub(crate) mod app_registry;
 pub(crate) mod writer;
 
 use format::TextFormat;

@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use gym_metrics_api::backend::InstrumentKind;
 use gym_metrics_kit::bridge::{
-    CounterCell, GaugeCell, HistogramCell, InstrumentSpec, Labels, MetricsBridgeOptions, Registry,
-    Series, SeriesLabels, Storage,
+    CounterCell, GaugeCell, HistogramCell, InstrumentSpec, Instruments, Labels,
+    MetricsBridgeOptions, Series, SeriesLabels, Storage,
 };
 
 pub use gym_metrics_kit::bridge::MetricsBridgeStats;
@@ -125,7 +125,7 @@ pub(crate) fn attach(
     let storage = PromStorage {
         native: Arc::new(Layout::any(native)),
     };
-    let registry = Arc::new(Registry::new(options, storage, ours));
+    let registry = Arc::new(Instruments::new(options, storage, ours));
     let recorder = MetricsBridgeRecorder::new(Arc::clone(&registry));
     (exposition.with_later(registry), recorder)
 }

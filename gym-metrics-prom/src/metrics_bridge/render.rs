@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 use gym_metrics_api::backend::InstrumentKind;
-use gym_metrics_kit::bridge::{Bridged, Registry, Series};
+use gym_metrics_kit::bridge::{Bridged, Instruments, Series};
 use gym_metrics_kit::naming::sample_names;
 
 use super::series::HistogramReading;
@@ -21,7 +21,7 @@ pub(crate) const SCOPE: (&str, &str) = ("otel_scope_name", "metrics");
 /// The labels of the overflow series.
 const OVERFLOW: (&str, &str) = ("otel_metric_overflow", "true");
 
-impl LaterFamilies for Registry<PromStorage> {
+impl LaterFamilies for Instruments<PromStorage> {
     /// Appends every bridged family, in name order.
     fn write(&self, out: &mut Out<'_>) {
         self.with_instruments(|families| {

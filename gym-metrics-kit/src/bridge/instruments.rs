@@ -153,7 +153,7 @@ enum Past {
 /// The bridge's state over a backend's [`Storage`], shared by the
 /// [`MetricsBridgeRecorder`](super::MetricsBridgeRecorder) and whatever
 /// reads the instruments (the Prometheus exposition). Example at [`Storage`].
-pub struct Registry<S: Storage> {
+pub struct Instruments<S: Storage> {
     options: MetricsBridgeOptions,
     storage: S,
     fast: RwLock<Fast<S>>,
@@ -184,7 +184,7 @@ fn first(flag: &AtomicBool) -> bool {
     !flag.swap(true, Ordering::Relaxed)
 }
 
-impl<S: Storage> Registry<S> {
+impl<S: Storage> Instruments<S> {
     /// An empty bridge into `storage`, beside the gym families
     /// ([`FamilyNames::new`]) and the families `taken` (others the backend
     /// writes): no bridged family may write a sample name of theirs.
@@ -517,11 +517,11 @@ fn truncated(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-impl<S: Storage> fmt::Debug for Registry<S> {
+impl<S: Storage> fmt::Debug for Instruments<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let sizes: BTreeMap<String, usize> =
             self.with_instruments(|all| all.map(|b| (b.family.clone(), b.series.len())).collect());
-        f.debug_struct("Registry")
+        f.debug_struct("Instruments")
             .field("options", &self.options)
             .field("series", &sizes)
             .field("stats", &self.stats())
@@ -568,11 +568,11 @@ mod tests {
         }
     }
 
-    fn registry(options: MetricsBridgeOptions) -> Arc<Registry<Cells>> {
-        Arc::new(Registry::new(options, Cells, []))
+    fn registry(options: MetricsBridgeOptions) -> Arc<Instruments<Cells>> {
+        Arc::new(Instruments::new(options, Cells, []))
     }
 
-    fn overflow_total(registry: &Registry<Cells>) -> u64 {
+    fn overflow_total(registry: &Instruments<Cells>) -> u64 {
         registry.with_instruments(|all| match all.next().and_then(Bridged::overflow) {
             Some(Series::Counter(c)) => c.value(),
             _ => 0,
@@ -580,7 +580,7 @@ mod tests {
     }
 
     #[test]
-    fn a_label_set_past_a_limit_registers_without_the_registrys_lock() {
+    fn a_label_set_past_a_limit_registers_without_the_instruments_lock() {
         let options = MetricsBridgeOptions::new()
             .cardinality_limit(1)
             .series_label_bytes_limit(100);

@@ -13,6 +13,7 @@
 //! | [`naming`] | the Prometheus naming rules both backends' expositions follow |
 //! | `bridge` (feature `metrics-bridge`) | the `metrics` crate bridged into a backend: registry, series, cardinality cap, recorder, over a backend's storage |
 //! | [`install`] | the one install sequence of every backend's `install` |
+//! | [`settings`] | what both backends' builders set alike (role, boundaries, resource, Gym's settings, extra families) |
 //! | `process` (feature `process`) | this process's CPU, memory, descriptors and threads, from /proc |
 //! | `memory` (feature `process`) | NeMo Gym's memory gauges: an orchestrator's servers' process trees and the host, sampled every interval |
 //! | `tls` (feature `tls`) | the one PEM loader: certificates and private keys |
@@ -34,6 +35,7 @@ mod per_thread;
 pub mod process;
 pub mod redact;
 pub mod resource;
+pub mod settings;
 mod tally;
 #[cfg(feature = "tls")]
 pub mod tls;

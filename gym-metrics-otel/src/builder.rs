@@ -12,6 +12,7 @@ use gym_metrics_api::Role;
 use gym_metrics_kit::env::{EnvVars, GymEnv, PemFile, TlsEnv};
 use gym_metrics_kit::install::{Install, ThenInstall};
 use gym_metrics_kit::redact::RedactedHeaders;
+use gym_metrics_kit::settings::Settings;
 
 use crate::collector_url::CollectorUrl;
 use crate::console_writer::ConsoleWriter;
@@ -77,7 +78,8 @@ pub(crate) const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 /// ```
 #[derive(Clone)]
 pub struct OtelBuilder {
-    role: Role,
+    /// What both backends' builders set alike.
+    settings: Settings,
     exporter: MetricsExporter,
     /// The OTLP protocol, and the variable or setting that chose it.
     protocol: ProtocolSetting,
@@ -89,21 +91,9 @@ pub struct OtelBuilder {
     shutdown_timeout: Duration,
     temporality: TemporalityPreference,
     histogram_aggregation: HistogramAggregation,
-    boundaries: Boundaries,
-    service_name: Option<String>,
-    resource_attributes: Vec<(String, String)>,
     console_writer: Option<ConsoleWriter>,
     /// OTLP over TLS (issue 17): CA bundle, client identity, gRPC insecure.
     tls: TlsEnv,
-    /// NeMo Gym's settings (`NEMO_GYM_OTEL_*` / `NEMO_LENS_*`).
-    gym: GymEnv,
-    /// The `metrics` bridge's options, if asked for.
-    #[cfg(feature = "metrics-bridge")]
-    metrics_bridge: Option<gym_metrics_kit::bridge::MetricsBridgeOptions>,
-    /// `with_process_metrics`.
-    process_metrics: bool,
-    /// `with_old_http_server_duration` (or `http/dup` in the environment).
-    http_old: bool,
 }
 
 impl Default for OtelBuilder {
@@ -125,7 +115,7 @@ impl OtelBuilder {
     /// ```
     pub fn new() -> Self {
         Self {
-            role: gym_metrics_api::Role::default_server(),
+            settings: Settings::default(),
             exporter: MetricsExporter::default(),
             protocol: ProtocolSetting::default_of(OtlpProtocol::default()),
             endpoint: None,
@@ -136,16 +126,8 @@ impl OtelBuilder {
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             temporality: TemporalityPreference::default(),
             histogram_aggregation: HistogramAggregation::default(),
-            boundaries: Boundaries::default_duration_ms(),
-            service_name: None,
-            resource_attributes: Vec::new(),
             console_writer: None,
             tls: TlsEnv::default(),
-            gym: GymEnv::default(),
-            #[cfg(feature = "metrics-bridge")]
-            metrics_bridge: None,
-            process_metrics: false,
-            http_old: false,
         }
     }
 
@@ -232,7 +214,9 @@ impl OtelBuilder {
             env.exporter,
             env.protocol.as_ref().map(|p| p.protocol),
         );
-        let defaults = Self::new();
+        let mut defaults = Self::new();
+        defaults.settings.gym = gym;
+        defaults.settings.apply_env(env.resource);
         // A protocol a variable chose must be built; a default (ours, or
         // Gym's gRPC) may give way to one that is.
         let protocol = match (env.protocol, protocol) {
@@ -241,7 +225,6 @@ impl OtelBuilder {
             (None, None) => defaults.protocol.clone(),
         };
         Ok(Self {
-            gym,
             exporter: exporter.unwrap_or(defaults.exporter),
             protocol,
             endpoint: env.endpoint,
@@ -256,9 +239,6 @@ impl OtelBuilder {
             histogram_aggregation: env
                 .histogram_aggregation
                 .unwrap_or(defaults.histogram_aggregation),
-            service_name: env.resource.service_name,
-            resource_attributes: env.resource.resource_attributes,
-            http_old: env.resource.http_dup,
             tls,
             ..defaults
         })
@@ -271,7 +251,7 @@ impl OtelBuilder {
     /// assert!(format!("{b:?}").contains("role: Orchestrator"));
     /// ```
     pub fn role(mut self, role: Role) -> Self {
-        self.role = role;
+        self.settings.role = role;
         self
     }
 
@@ -288,7 +268,7 @@ impl OtelBuilder {
     /// # Ok::<(), gym_metrics_otel::ConfigError>(())
     /// ```
     pub fn gym_env(mut self, gym: GymEnv) -> Self {
-        self.gym = gym;
+        self.settings.gym = gym;
         self
     }
 
@@ -460,7 +440,7 @@ impl OtelBuilder {
     /// assert!(OtelBuilder::new().histogram_boundaries(vec![10.0, 1.0]).is_err());
     /// ```
     pub fn histogram_boundaries(mut self, bounds: Vec<f64>) -> Result<Self, BoundariesError> {
-        self.boundaries = Boundaries::new(bounds)?;
+        self.settings.boundaries = Boundaries::new(bounds)?;
         Ok(self)
     }
 
@@ -498,24 +478,22 @@ impl OtelBuilder {
     /// assert!(format!("{b:?}").contains(r#"service_name: Some("lab")"#));
     /// ```
     pub fn service_name(mut self, base: impl Into<String>) -> Self {
-        self.service_name = Some(base.into());
+        self.settings.service_name = Some(base.into());
         self
     }
 
-    /// Extra resource attributes (`OTEL_RESOURCE_ATTRIBUTES`), added to the
-    /// earlier ones. `service.name`, `service.instance.id` and the `gym.*`
+    /// Adds a resource attribute (as `OTEL_RESOURCE_ATTRIBUTES` does), after
+    /// the earlier ones. `service.name`, `service.instance.id` and the `gym.*`
     /// role attributes are always the backend's own.
     ///
     /// ```
-    /// let b = gym_metrics_otel::OtelBuilder::new().resource_attributes([("deployment.environment", "dev")]);
+    /// let b = gym_metrics_otel::OtelBuilder::new().resource_attribute("deployment.environment", "dev");
     /// assert!(format!("{b:?}").contains(r#"("deployment.environment", "dev")"#));
     /// ```
-    pub fn resource_attributes<K: Into<String>, V: Into<String>>(
-        mut self,
-        attributes: impl IntoIterator<Item = (K, V)>,
-    ) -> Self {
-        self.resource_attributes
-            .extend(attributes.into_iter().map(|(k, v)| (k.into(), v.into())));
+    pub fn resource_attribute(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.settings
+            .resource_attributes
+            .push((key.into(), value.into()));
         self
     }
 
@@ -568,7 +546,7 @@ impl OtelBuilder {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_process_metrics(mut self) -> Self {
-        self.process_metrics = true;
+        self.settings.process_metrics = true;
         self
     }
 
@@ -605,7 +583,7 @@ impl OtelBuilder {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_old_http_server_duration(mut self) -> Self {
-        self.http_old = true;
+        self.settings.http_dup = true;
         self
     }
 
@@ -708,7 +686,7 @@ impl OtelBuilder {
         mut self,
         options: gym_metrics_kit::bridge::MetricsBridgeOptions,
     ) -> Self {
-        self.metrics_bridge = Some(options);
+        self.settings.metrics_bridge = Some(options);
         self
     }
 
@@ -757,21 +735,23 @@ impl OtelBuilder {
         }
         // A `service.instance.id` the user gave (e.g. a pod name) is kept, as
         // gym-metrics-prom does; otherwise each process gets a fresh one.
-        let instance_id = self
-            .resource_attributes
-            .iter()
+        let instance_id = (self.settings.resource_attributes.iter())
             .find(|(key, _)| key == "service.instance.id")
             .map(|(_, id)| id.clone())
             .unwrap_or_else(gym_metrics_kit::resource::new_instance_id);
         let resource = build_resource(
-            &self.role,
-            self.service_name.as_deref(),
-            &self.resource_attributes,
+            &self.settings.role,
+            self.settings.service_name.as_deref(),
+            &self.settings.resource_attributes,
             instance_id,
-            &self.gym,
+            &self.settings.gym,
         );
         let exporting = self.exporter != MetricsExporter::None;
-        let memory_profiling = self.gym.memory_profiling(&self.role).filter(|_| exporting);
+        let memory_profiling = self
+            .settings
+            .gym
+            .memory_profiling(&self.settings.role)
+            .filter(|_| exporting);
         let sink = match self.exporter {
             MetricsExporter::None => Sink::None,
             MetricsExporter::Console => Sink::Console(self.console_writer.clone()),
@@ -783,7 +763,7 @@ impl OtelBuilder {
             temporality: self.temporality,
         };
         #[cfg(feature = "metrics-bridge")]
-        let bridge_limit = self.metrics_bridge.as_ref().map(|f| f.limit());
+        let bridge_limit = self.settings.metrics_bridge.as_ref().map(|f| f.limit());
         let views = |provider: opentelemetry_sdk::metrics::MeterProviderBuilder| {
             #[cfg(feature = "metrics-bridge")]
             if let Some(limit) = bridge_limit {
@@ -792,17 +772,23 @@ impl OtelBuilder {
             provider
         };
         let provider = meter_provider(resource, self.histogram_aggregation, export, views)?;
-        if self.process_metrics && gym_metrics_kit::process::available("gym-metrics-otel") {
+        if self.settings.process_metrics && gym_metrics_kit::process::available("gym-metrics-otel")
+        {
             crate::process_instruments::register(&crate::recorder::gym_meter(&provider));
         }
-        let recorder = OtelRecorder::new(&provider, self.role, &self.boundaries, self.http_old)
-            .with_span_groups(self.gym.span_groups())
-            // Gym's orchestrator profiles only while telemetry exports.
-            .with_memory_profiling(&provider, memory_profiling);
+        let recorder = OtelRecorder::new(
+            &provider,
+            self.settings.role,
+            &self.settings.boundaries,
+            self.settings.http_dup,
+        )
+        .with_span_groups(self.settings.gym.span_groups())
+        // Gym's orchestrator profiles only while telemetry exports.
+        .with_memory_profiling(&provider, memory_profiling);
         let guard = OtelGuard::new(Some(provider.clone()), self.shutdown_timeout)
             .with_memory_profiler(recorder.memory_profiler());
         #[cfg(feature = "metrics-bridge")]
-        let guard = match self.metrics_bridge {
+        let guard = match self.settings.metrics_bridge {
             Some(options) => {
                 guard.with_metrics_recorder(crate::metrics_bridge::attach(options, &provider))
             }
@@ -838,8 +824,12 @@ impl OtelBuilder {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn install(self) -> Result<OtelGuard, BuildError> {
-        let install = Install::new("gym-metrics-otel", &self.gym, self.role.clone())
-            .silenced_also(self.exporter == MetricsExporter::None);
+        let install = Install::new(
+            "gym-metrics-otel",
+            &self.settings.gym,
+            self.settings.role.clone(),
+        )
+        .silenced_also(self.exporter == MetricsExporter::None);
         let (guard, installation) = install.run(
             self,
             |builder| {
@@ -891,7 +881,7 @@ fn metrics_bridge(_: &OtelGuard) -> impl ThenInstall<BuildError> + use<> {}
 impl fmt::Debug for OtelBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut f = f.debug_struct("OtelBuilder");
-        f.field("role", &self.role)
+        f.field("role", &self.settings.role)
             .field("exporter", &self.exporter)
             .field("protocol", &self.protocol.protocol)
             .field("endpoint", &self.endpoint)
@@ -902,16 +892,16 @@ impl fmt::Debug for OtelBuilder {
             .field("shutdown_timeout", &self.shutdown_timeout)
             .field("temporality", &self.temporality)
             .field("histogram_aggregation", &self.histogram_aggregation)
-            .field("boundaries", &self.boundaries)
-            .field("service_name", &self.service_name)
-            .field("resource_attributes", &self.resource_attributes)
+            .field("boundaries", &self.settings.boundaries)
+            .field("service_name", &self.settings.service_name)
+            .field("resource_attributes", &self.settings.resource_attributes)
             .field("console_writer", &self.console_writer)
             .field("tls", &self.tls)
-            .field("gym", &self.gym)
-            .field("process_metrics", &self.process_metrics)
-            .field("http_old", &self.http_old);
+            .field("gym", &self.settings.gym)
+            .field("process_metrics", &self.settings.process_metrics)
+            .field("http_dup", &self.settings.http_dup);
         #[cfg(feature = "metrics-bridge")]
-        f.field("metrics_bridge", &self.metrics_bridge);
+        f.field("metrics_bridge", &self.settings.metrics_bridge);
         f.finish()
     }
 }
@@ -928,15 +918,15 @@ mod tests {
 
     #[test]
     fn http_dup_in_the_environment_turns_the_old_http_histogram_on() {
-        assert!(from(&[("OTEL_SEMCONV_STABILITY_OPT_IN", "database,http/dup")]).http_old);
-        assert!(!from(&[("OTEL_SEMCONV_STABILITY_OPT_IN", "http")]).http_old);
-        assert!(!from(&[]).http_old);
+        assert!(from(&[("OTEL_SEMCONV_STABILITY_OPT_IN", "database,http/dup")]).settings.http_dup);
+        assert!(!from(&[("OTEL_SEMCONV_STABILITY_OPT_IN", "http")]).settings.http_dup);
+        assert!(!from(&[]).settings.http_dup);
     }
 
     #[test]
     fn nothing_set_gives_the_defaults() {
         let b = from(&[]);
-        assert_eq!(b.role, gym_metrics_api::Role::default_server());
+        assert_eq!(b.settings.role, gym_metrics_api::Role::default_server());
         assert_eq!(b.exporter, MetricsExporter::Otlp);
         assert_eq!(b.protocol.protocol, OtlpProtocol::HttpProtobuf);
         assert_eq!(b.export_interval, Duration::from_secs(10));
@@ -966,8 +956,8 @@ mod tests {
             ),
             ("GYM_METRICS_OTEL_SHUTDOWN_TIMEOUT", "700"),
         ]);
-        assert_eq!(b.service_name.as_deref(), Some("lab"));
-        assert_eq!(b.resource_attributes, [("team".into(), "rl".into())]);
+        assert_eq!(b.settings.service_name.as_deref(), Some("lab"));
+        assert_eq!(b.settings.resource_attributes, [("team".into(), "rl".into())]);
         assert_eq!(b.exporter, MetricsExporter::Console);
         assert_eq!(b.protocol.protocol, OtlpProtocol::Grpc);
         assert!(matches!(b.endpoint, Some(CollectorUrl::Base { .. })));

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use gym_metrics_api::backend::{Boundaries, BoundariesError};
 use gym_metrics_api::{Installation, Role};
-use gym_metrics_kit::env::GymEnv;
+use gym_metrics_kit::env::{EnvVars, GymEnv};
 use gym_metrics_kit::install::{Install, ThenInstall};
+use gym_metrics_kit::settings::Settings;
 
 use crate::endpoint::{Endpoint, Protection};
 use crate::endpoint_env::EndpointEnv;
@@ -41,17 +42,10 @@ use crate::resource::Resource;
 #[derive(Debug, Clone)]
 pub struct PrometheusBuilder {
     listen: ListenAddress,
-    role: Role,
-    boundaries: Boundaries,
-    service_base: Option<String>,
-    resource_attributes: Vec<(String, String)>,
+    /// What both backends' builders set alike.
+    settings: Settings,
     final_scrape_wait: Option<Duration>,
-    #[cfg(feature = "metrics-bridge")]
-    metrics_bridge: Option<gym_metrics_kit::bridge::MetricsBridgeOptions>,
     web_config_file: Option<std::path::PathBuf>,
-    gym: GymEnv,
-    process_metrics: bool,
-    http_dup: bool,
     native: NativeConfig,
     #[cfg(feature = "prometheus-registry")]
     registry: Option<prometheus::Registry>,
@@ -76,17 +70,9 @@ impl PrometheusBuilder {
     pub fn new() -> Self {
         Self {
             listen: ListenAddress::default(),
-            role: gym_metrics_api::Role::default_server(),
-            boundaries: Boundaries::default(),
-            service_base: None,
-            resource_attributes: Vec::new(),
+            settings: Settings::default(),
             final_scrape_wait: None,
-            #[cfg(feature = "metrics-bridge")]
-            metrics_bridge: None,
             web_config_file: None,
-            gym: GymEnv::default(),
-            process_metrics: false,
-            http_dup: false,
             native: NativeConfig::default(),
             #[cfg(feature = "prometheus-registry")]
             registry: None,
@@ -119,12 +105,27 @@ impl PrometheusBuilder {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_env() -> Result<Self, ConfigError> {
-        let names: Vec<&'static str> = crate::endpoint_env::VARIABLES
-            .into_iter()
-            .chain(GymEnv::VARIABLES)
-            .collect();
-        let vars = gym_metrics_kit::env::EnvVars::from_process(&names)?;
-        let env = EndpointEnv::read(&vars)?;
+        Self::from_vars(&EnvVars::from_process(&variable_names())?)
+    }
+
+    /// [`PrometheusBuilder::from_env`] over the variables `lookup` returns
+    /// instead of the process environment (an empty value counts as unset).
+    ///
+    /// # Errors
+    /// A [`ConfigError`] naming the variable and its value when one cannot be
+    /// parsed.
+    ///
+    /// ```
+    /// let env = |name: &str| (name == "OTEL_EXPORTER_PROMETHEUS_PORT").then(|| "http".to_string());
+    /// let e = gym_metrics_prom::PrometheusBuilder::from_env_lookup(env).unwrap_err();
+    /// assert!(e.to_string().contains("OTEL_EXPORTER_PROMETHEUS_PORT=\"http\""));
+    /// ```
+    pub fn from_env_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        Self::from_vars(&EnvVars::from_lookup(&variable_names(), lookup))
+    }
+
+    fn from_vars(vars: &EnvVars) -> Result<Self, ConfigError> {
+        let env = EndpointEnv::read(vars)?;
         let gym = GymEnv::read(|name| vars.get(name))?;
         Ok(Self::new().apply_env(env).gym_env(gym))
     }
@@ -133,14 +134,14 @@ impl PrometheusBuilder {
     /// [`PrometheusBuilder::from_env`] reads from the process environment).
     ///
     /// ```
-    /// use gym_metrics_kit::env::GymEnv;
+    /// use gym_metrics_kit::env::{EnvVars, GymEnv};
     /// let gym = GymEnv::read(|n| (n == "NEMO_GYM_OTEL_RUN_ID").then(|| "run-7".to_string()))?;
     /// let (_r, h) = gym_metrics_prom::PrometheusBuilder::new().gym_env(gym).build()?;
     /// assert!(h.render().contains("nemo_run_id=\"run-7\""));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn gym_env(mut self, gym: GymEnv) -> Self {
-        self.gym = gym;
+        self.settings.gym = gym;
         self
     }
 
@@ -153,14 +154,11 @@ impl PrometheusBuilder {
                 *port = p;
             }
         }
-        self.service_base = env.resource.service_name;
-        self.resource_attributes
-            .extend(env.resource.resource_attributes);
+        self.settings.apply_env(env.resource);
         if env.web_config_file.is_some() {
             self.web_config_file = env.web_config_file;
         }
         self.native = env.native;
-        self.http_dup |= env.resource.http_dup;
         self
     }
 
@@ -174,7 +172,7 @@ impl PrometheusBuilder {
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn role(mut self, role: Role) -> Self {
-        self.role = role;
+        self.settings.role = role;
         self
     }
 
@@ -209,7 +207,7 @@ impl PrometheusBuilder {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn histogram_boundaries(mut self, bounds: Vec<f64>) -> Result<Self, BoundariesError> {
-        self.boundaries = Boundaries::new(bounds)?;
+        self.settings.boundaries = Boundaries::new(bounds)?;
         Ok(self)
     }
 
@@ -264,7 +262,7 @@ impl PrometheusBuilder {
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn service_name(mut self, base: impl Into<String>) -> Self {
-        self.service_base = Some(base.into());
+        self.settings.service_name = Some(base.into());
         self
     }
 
@@ -279,7 +277,9 @@ impl PrometheusBuilder {
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn resource_attribute(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.resource_attributes.push((key.into(), value.into()));
+        self.settings
+            .resource_attributes
+            .push((key.into(), value.into()));
         self
     }
 
@@ -336,7 +336,7 @@ impl PrometheusBuilder {
         mut self,
         options: gym_metrics_kit::bridge::MetricsBridgeOptions,
     ) -> Self {
-        self.metrics_bridge = Some(options);
+        self.settings.metrics_bridge = Some(options);
         self
     }
 
@@ -370,7 +370,7 @@ impl PrometheusBuilder {
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn with_process_metrics(mut self) -> Self {
-        self.process_metrics = true;
+        self.settings.process_metrics = true;
         self
     }
 
@@ -396,7 +396,7 @@ impl PrometheusBuilder {
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn with_old_http_server_duration(mut self) -> Self {
-        self.http_dup = true;
+        self.settings.http_dup = true;
         self
     }
 
@@ -492,18 +492,23 @@ impl PrometheusBuilder {
     pub fn build(self) -> Result<(PrometheusRecorder, PrometheusHandle), BuildError> {
         gym_metrics_api::backend::check_recording_compiled_in()?;
         let resource = Resource::new(
-            &self.role,
-            self.service_base.as_deref(),
-            &self.resource_attributes,
-            &self.gym,
+            &self.settings.role,
+            self.settings.service_name.as_deref(),
+            &self.settings.resource_attributes,
+            &self.settings.gym,
         );
-        let memory_profiling = self.gym.memory_profiling(&self.role);
-        let metrics = GymMetrics::new(self.role, self.boundaries, self.native)
+        let memory_profiling = self.settings.gym.memory_profiling(&self.settings.role);
+        let metrics = GymMetrics::new(self.settings.role, self.settings.boundaries, self.native)
             .with_memory_profiling(memory_profiling);
         let metrics = Arc::new(metrics);
-        let process =
-            self.process_metrics && gym_metrics_kit::process::available("gym-metrics-prom");
-        let families = GymFamilies::new(Arc::clone(&metrics), &resource, process, self.http_dup);
+        let process = self.settings.process_metrics
+            && gym_metrics_kit::process::available("gym-metrics-prom");
+        let families = GymFamilies::new(
+            Arc::clone(&metrics),
+            &resource,
+            process,
+            self.settings.http_dup,
+        );
         let families = Arc::new(families);
         let exposition = Exposition::new(Arc::clone(&families));
         let exposition = match &metrics.memory {
@@ -512,7 +517,7 @@ impl PrometheusBuilder {
         };
         let fleet_sd = metrics.fleet_sd.clone();
         #[cfg(feature = "metrics-bridge")]
-        let (exposition, bridge) = match self.metrics_bridge {
+        let (exposition, bridge) = match self.settings.metrics_bridge {
             Some(options) => {
                 let (exposition, bridge) =
                     crate::metrics_bridge::attach(options, self.native, &families, exposition);
@@ -534,7 +539,7 @@ impl PrometheusBuilder {
             None => handle,
         };
         Ok((
-            PrometheusRecorder::new(metrics, self.gym.span_groups()),
+            PrometheusRecorder::new(metrics, self.settings.gym.span_groups()),
             handle,
         ))
     }
@@ -556,7 +561,11 @@ impl PrometheusBuilder {
     /// # Ok::<(), gym_metrics_prom::BuildError>(())
     /// ```
     pub fn install_recorder(self) -> Result<(PrometheusHandle, Installation), BuildError> {
-        let install = Install::new("gym-metrics-prom", &self.gym, self.role.clone());
+        let install = Install::new(
+            "gym-metrics-prom",
+            &self.settings.gym,
+            self.settings.role.clone(),
+        );
         install.run(
             self,
             |builder| {
@@ -592,7 +601,11 @@ impl PrometheusBuilder {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn install(self) -> Result<PrometheusGuard, BuildError> {
-        let install = Install::new("gym-metrics-prom", &self.gym, self.role.clone());
+        let install = Install::new(
+            "gym-metrics-prom",
+            &self.settings.gym,
+            self.settings.role.clone(),
+        );
         let ((endpoint, handle), installation) = install.run(
             self,
             |builder| {
@@ -637,6 +650,13 @@ impl PrometheusBuilder {
     }
 }
 
+/// Every variable [`PrometheusBuilder::from_env`] reads.
+fn variable_names() -> Vec<&'static str> {
+    (crate::endpoint_env::VARIABLES.into_iter())
+        .chain(GymEnv::VARIABLES)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -660,7 +680,7 @@ mod tests {
                 port: 9100
             }
         );
-        assert_eq!(b.service_base.as_deref(), Some("lab"));
+        assert_eq!(b.settings.service_name.as_deref(), Some("lab"));
         let b = b.with_http_listener(([127, 0, 0, 1], 0));
         assert_eq!(b.listen, ListenAddress::Socket(([127, 0, 0, 1], 0).into()));
     }

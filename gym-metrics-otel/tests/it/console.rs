@@ -102,7 +102,7 @@ fn a_server_exports_no_fleet_size_and_names_itself() {
     let buf = SharedBuf::default();
     let (recorder, guard) = console(Role::server("math-0", "resources"), &buf)
         .service_name("lab")
-        .resource_attributes([("team", "rl")])
+        .resource_attribute("team", "rl")
         .build()
         .unwrap();
     record_reference_sequence(&recorder);

@@ -1,5 +1,7 @@
 //! Accepting connections within the cap until shutdown (after a final scrape
-//! when one is awaited), then draining the open ones.
+//! when one is awaited), then draining the open ones. At the cap, a
+//! connection accepted waits for room (`registry`) and nothing more is
+//! accepted meanwhile: the others wait in the kernel's queue, in order.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,6 +50,9 @@ pub(crate) async fn serve(
     let (drain, drained) = watch::channel(false);
     // Set once a final scrape is awaited: since when, and for how long.
     let mut awaiting: Option<(Instant, Duration)> = None;
+    // A connection accepted, waiting for room within the cap.
+    let mut waiting: Option<TcpStream> = None;
+    let cap = shared.limits.max_connections;
     let outcome = loop {
         tokio::select! {
             request = &mut stop, if awaiting.is_none() => match request {
@@ -67,10 +72,18 @@ pub(crate) async fn serve(
                 log::warn!(target: "gym_metrics", "no scrape came within {waited:?} of shutdown; the metrics endpoint stops without one (what was recorded since the last scrape is not in Prometheus)");
                 break FinalScrape::TimedOut { waited };
             }
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => admit(stream, tls.as_mut(), &handle, &shared, &drained).await,
+            accepted = listener.accept(), if waiting.is_none() => match accepted {
+                Ok((stream, _peer)) => {
+                    shared.counters.count(Event::Accepted);
+                    waiting = Some(stream);
+                }
                 Err(e) => accept_failed(&e, &shared).await,
             },
+            admission = shared.registry.admit(cap, shared.clock), if waiting.is_some() => {
+                if let Some(stream) = waiting.take() {
+                    serve_admitted(stream, admission, tls.as_mut(), &handle, &shared, &drained).await;
+                }
+            }
         }
     };
     // The port is free from here; connections get a moment to finish.
@@ -93,18 +106,17 @@ async fn wait_out(awaiting: Option<(Instant, Duration)>) {
     }
 }
 
-/// Serves `stream`; at the cap another connection makes room for it
-/// (`registry`), and nothing more is accepted until that one's socket is closed.
-async fn admit(
+/// Serves `stream`, admitted; when another connection made room for it,
+/// nothing more is accepted until that one's socket is closed.
+async fn serve_admitted(
     stream: TcpStream,
+    Admission { state, evicted }: Admission,
     tls: Option<&mut TlsSource>,
     handle: &PrometheusHandle,
     shared: &Arc<Shared>,
     drained: &watch::Receiver<bool>,
 ) {
-    shared.counters.count(Event::Accepted);
     let cap = shared.limits.max_connections;
-    let Admission { state, evicted } = shared.registry.admit(cap, shared.clock);
     // The handshake runs on the connection's task, under its watchdog: it
     // holds a place within the cap, is evictable, and ends at the idle
     // timeout like any connection with no request.
@@ -125,7 +137,7 @@ async fn admit(
     if let Some(evicted) = evicted {
         shared.counters.count(Event::Evicted);
         if let Some(held_back) = shared.log.admit("evicted") {
-            log::warn!(target: "gym_metrics", "the metrics endpoint holds its most connections ({cap}, a quarter of the descriptor limit): closed the oldest one (one waiting for a request, answering a pipelined one, or slow for a second first; else whatever it was doing) to make room ({held_back})");
+            log::warn!(target: "gym_metrics", "the metrics endpoint holds its most connections ({cap}, a quarter of the descriptor limit): closed the oldest one (one waiting for a request, answering a pipelined one, or slow for a second first; else whatever it was doing, past its first 100 ms and not waiting for a password check) to make room ({held_back})");
         }
         // Accept nothing more until its socket is closed: a burst of
         // connections would otherwise hold a descriptor each until the

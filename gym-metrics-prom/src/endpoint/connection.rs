@@ -184,7 +184,7 @@ async fn answer<B>(
     shared: &Shared,
 ) -> Response<impl hyper::body::Body<Data = Bytes, Error = Infallible> + Send + 'static + use<B>> {
     let in_progress = state.request_started();
-    let (mut response, is_final) = match refusal(request, shared).await {
+    let (mut response, is_final) = match refusal(request, state, shared).await {
         Some(refused) => (refused, false),
         None => {
             // Read before rendering: a final scrape must hold everything
@@ -218,16 +218,29 @@ async fn answer<B>(
     })
 }
 
-/// The answer refusing `request`'s credentials, if basic auth is on and refuses them.
+/// The answer refusing `request`'s credentials, if basic auth is on and
+/// refuses them. The connection is not evicted while its check waits or
+/// runs (a cached verdict is found in the same poll, so it never shows).
 #[cfg(feature = "web-config")]
-async fn refusal<B>(request: &Request<B>, shared: &Shared) -> Option<Response<Full<Bytes>>> {
+async fn refusal<B>(
+    request: &Request<B>,
+    state: &ConnectionState,
+    shared: &Shared,
+) -> Option<Response<Full<Bytes>>> {
     let auth = shared.basic_auth.as_ref()?;
-    let verdict = auth.check(request.headers()).await;
+    let verdict = {
+        let _checking = shared.registry.checking(state);
+        auth.check(request.headers()).await
+    };
     basic_auth::refusal(verdict, &shared.counters, &shared.log)
 }
 
 #[cfg(not(feature = "web-config"))]
-async fn refusal<B>(_request: &Request<B>, _shared: &Shared) -> Option<Response<Full<Bytes>>> {
+async fn refusal<B>(
+    _request: &Request<B>,
+    _state: &ConnectionState,
+    _shared: &Shared,
+) -> Option<Response<Full<Bytes>>> {
     None
 }
 

@@ -1,7 +1,8 @@
 //! What one connection is doing, as its request handler, its socket wrapper,
 //! its watchdog and the registry (choosing whom to evict) see it: idle
 //! (waiting for a request) or busy (from a request's head until its answer
-//! is all on the socket), since when, and whether a request came pipelined.
+//! is all on the socket), since when, whether a request came pipelined, and
+//! whether it waits for (or is in) its password check.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -58,6 +59,10 @@ const NOT_BUSY: u64 = u64::MAX;
 pub(crate) struct ConnectionState {
     id: u64,
     clock: Clock,
+    /// When the connection was admitted (ms).
+    admitted_ms: u64,
+    /// Its request waits for, or is in, its password check (`Registry::checking`).
+    checking: AtomicBool,
     requests_in_progress: AtomicU32,
     /// Since when the connection has been busy; [`NOT_BUSY`] while idle.
     busy_since_ms: AtomicU64,
@@ -83,12 +88,15 @@ pub(crate) struct ConnectionState {
 
 impl ConnectionState {
     pub(crate) fn new(id: u64, clock: Clock) -> Self {
+        let now = clock.now_ms();
         Self {
             id,
             clock,
+            admitted_ms: now,
+            checking: AtomicBool::new(false),
             requests_in_progress: AtomicU32::new(0),
             busy_since_ms: AtomicU64::new(NOT_BUSY),
-            idle_since_ms: AtomicU64::new(clock.now_ms()),
+            idle_since_ms: AtomicU64::new(now),
             answered: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             reads: AtomicU64::new(0),
@@ -131,6 +139,22 @@ impl ConnectionState {
             busy
         };
         now_ms.saturating_sub(since) >= slow_ms
+    }
+
+    /// When the connection was admitted (ms since the endpoint started).
+    pub(crate) fn admitted_ms(&self) -> u64 {
+        self.admitted_ms
+    }
+
+    /// Its request waits for its password check, or is in it: never
+    /// evicted meanwhile (the line's wait is bounded: `basic_auth`).
+    pub(crate) fn is_checking(&self) -> bool {
+        self.checking.load(Ordering::Relaxed)
+    }
+
+    #[cfg(feature = "web-config")]
+    pub(crate) fn set_checking(&self, checking: bool) {
+        self.checking.store(checking, Ordering::Relaxed);
     }
 
     /// A request's head was read; in progress until the guard (held by the

@@ -4,8 +4,11 @@
 //! It must never take its host down, so it holds at most a quarter of the
 //! process's descriptors (`limits`), and no client can pin a place within
 //! that cap: a new connection is never refused, the oldest connection
-//! waiting for a request makes room for it, else the oldest whatever it is
-//! doing (`registry`); a connection is closed after 10 s without a request,
+//! waiting for a request makes room for it, else the oldest past its first
+//! 100 ms whatever it is doing, but never one whose request waits for its
+//! password check (when none may go, the new one waits for room and the
+//! rest wait in the kernel's queue, in order: `registry`); a connection is
+//! closed after 10 s without a request,
 //! or when an answer is not all on the socket 10 s after its request,
 //! whatever the client reads meanwhile; and each is answered one request
 //! at a time: a request sent before the answer before it was out is

@@ -1,9 +1,23 @@
 //! The live connections, oldest first, and who makes room at the cap for a
-//! new one: the oldest of those that go first (waiting for a request after
-//! an answer, answering a pipelined request, idle or busy for a second),
-//! else the oldest, whatever it is doing. A new connection is never
-//! refused, so no client can pin a slot, and what is left to a scraper's
-//! connection, just made or being answered, is to be the oldest of those.
+//! new one:
+//!
+//! - never one whose request waits for its password check, or is in it: the
+//!   line of checks is first in, first out and bounded (`basic_auth`), and
+//!   its place in that line is all a right password never seen before has
+//!   during a flood of fresh wrong ones (issue 43: evicted while it waited,
+//!   it was closed with no answer at all);
+//! - else the oldest of those that go first (waiting for a request after an
+//!   answer, answering a pipelined request, idle or busy for a second);
+//! - else the oldest past its first [`GRACE_MS`], whatever it is doing;
+//! - else nobody yet: the new connection waits, and nothing more is accepted
+//!   (the others wait in the kernel's queue, in the order they came), until
+//!   one may go: [`GRACE_MS`] at most, or until a password check ends.
+//!
+//! So a new connection is never refused and no client can pin a slot; each
+//! gets [`GRACE_MS`] to send its request (with TLS, to shake hands first)
+//! before it can be made room for, and a connection that sent a request
+//! needing a password check is answered (200, 401, or 429 once it waited
+//! too long), never closed unanswered.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,6 +32,13 @@ use super::connection_state::{Clock, ConnectionState};
 /// request as soon as it has connected (and, with TLS, shaken hands), and
 /// reads its answer as it comes.
 const SLOW_MS: u64 = 1_000;
+
+/// A new connection's time to send its request before it may be made room
+/// for (ms): a loopback or LAN scraper's handshake and request take a few
+/// milliseconds. Short, so that connections that send nothing delay the
+/// next one by this at most: 70 of them ahead of a scrape in the kernel's
+/// queue, under a cap of 12, delay it by 6 × 100 ms.
+const GRACE_MS: u64 = 100;
 
 /// A connection just accepted, registered; `evicted`, told to close, made
 /// room for it.
@@ -34,21 +55,41 @@ pub(crate) struct Registry {
     next_id: AtomicU64,
     /// Notified when the last connection leaves (for the drain at shutdown).
     emptied: Notify,
+    /// Notified when a connection leaves or its password check ends: there
+    /// may be room for the one waiting to be admitted.
+    changed: Notify,
 }
 
 impl Registry {
-    /// Registers a new connection, at `cap` after evicting one.
-    pub(crate) fn admit(&self, cap: usize, clock: Clock) -> Admission {
+    /// Registers a new connection once there is room for it: below `cap`,
+    /// or at `cap` once one may make room (it is evicted). Cancel-safe: it
+    /// registers only in the poll that returns.
+    pub(crate) async fn admit(&self, cap: usize, clock: Clock) -> Admission {
+        loop {
+            // `notify_one` keeps a permit when nobody waits: no wake-up is lost.
+            let changed = self.changed.notified();
+            match self.try_admit(cap, clock, clock.now_ms()) {
+                Ok(admission) => return admission,
+                Err(Some(at_ms)) => {
+                    tokio::select! {
+                        () = changed => {}
+                        () = tokio::time::sleep_until(clock.instant_at(at_ms)) => {}
+                    }
+                }
+                Err(None) => changed.await,
+            }
+        }
+    }
+
+    /// Registers a new connection at `now_ms` if there is room; else when
+    /// one may go next (ms), if time alone will tell (`None`: when a
+    /// password check ends).
+    fn try_admit(&self, cap: usize, clock: Clock, now_ms: u64) -> Result<Admission, Option<u64>> {
         let mut live = self.live();
         let mut evicted = None;
         if live.len() >= cap {
-            let now = clock.now_ms();
-            let victim = live
-                .iter()
-                .find(|(_, state)| state.goes_first(now, SLOW_MS))
-                .or_else(|| live.iter().next())
-                .map(|(&id, _)| id);
-            if let Some(state) = victim.and_then(|id| live.remove(&id)) {
+            let id = victim(&live, now_ms)?;
+            if let Some(state) = live.remove(&id) {
                 state.evict();
                 evicted = Some(state);
             }
@@ -56,7 +97,18 @@ impl Registry {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let state = Arc::new(ConnectionState::new(id, clock));
         live.insert(id, Arc::clone(&state));
-        Admission { state, evicted }
+        Ok(Admission { state, evicted })
+    }
+
+    /// Marks `state`'s request as waiting for, then in, its password check
+    /// until the guard drops: never evicted meanwhile.
+    #[cfg(feature = "web-config")]
+    pub(crate) fn checking<'a>(&'a self, state: &'a ConnectionState) -> Checking<'a> {
+        state.set_checking(true);
+        Checking {
+            registry: self,
+            state,
+        }
     }
 
     /// Forgets a connection that ended (a no-op for one already evicted).
@@ -66,6 +118,7 @@ impl Registry {
         if live.is_empty() {
             self.emptied.notify_one();
         }
+        self.changed.notify_one();
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -85,13 +138,52 @@ impl Registry {
     }
 }
 
+/// Who makes room at `now_ms` (the module's rule); else when one may
+/// (`None`: only when a password check ends).
+fn victim(live: &BTreeMap<u64, Arc<ConnectionState>>, now_ms: u64) -> Result<u64, Option<u64>> {
+    let may_go = || live.values().filter(|state| !state.is_checking());
+    may_go()
+        .find(|state| state.goes_first(now_ms, SLOW_MS))
+        .or_else(|| may_go().find(|state| now_ms.saturating_sub(state.admitted_ms()) >= GRACE_MS))
+        .map(|state| state.id())
+        .ok_or_else(|| may_go().map(|state| state.admitted_ms() + GRACE_MS).min())
+}
+
+/// A request's password check, from its place in line to its verdict
+/// ([`Registry::checking`]); its end may make room.
+#[cfg(feature = "web-config")]
+pub(crate) struct Checking<'a> {
+    registry: &'a Registry,
+    state: &'a ConnectionState,
+}
+
+#[cfg(feature = "web-config")]
+impl Drop for Checking<'_> {
+    fn drop(&mut self) {
+        self.state.set_checking(false);
+        self.registry.changed.notify_one();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Admits at `now_ms`; the new state and the evicted one's id, or when
+    /// to look again.
+    fn admit_at(
+        registry: &Registry,
+        cap: usize,
+        clock: Clock,
+        now_ms: u64,
+    ) -> Result<(Arc<ConnectionState>, Option<u64>), Option<u64>> {
+        let Admission { state, evicted } = registry.try_admit(cap, clock, now_ms)?;
+        Ok((state, evicted.map(|e| e.id())))
+    }
+
     fn admit(registry: &Registry, cap: usize, clock: Clock) -> (Arc<ConnectionState>, Option<u64>) {
-        let Admission { state, evicted } = registry.admit(cap, clock);
-        (state, evicted.map(|e| e.id()))
+        // Well past every connection's grace.
+        admit_at(registry, cap, clock, clock.now_ms() + GRACE_MS).unwrap()
     }
 
     #[test]
@@ -125,6 +217,70 @@ mod tests {
         let (_, evicted) = admit(&registry, 3, clock);
         assert_eq!(evicted, Some(third.id()));
         assert_eq!(registry.len(), 3);
+    }
+
+    #[test]
+    fn a_new_connection_has_its_grace_and_then_the_one_after_it_waits_no_longer() {
+        let registry = Registry::default();
+        let clock = Clock::start();
+        let (first, _) = admit_at(&registry, 2, clock, 0).unwrap();
+        let (second, _) = admit_at(&registry, 2, clock, 0).unwrap();
+        let at = first.admitted_ms();
+        // Both within their grace: the third waits until the first's ends.
+        let retry = admit_at(&registry, 2, clock, at).unwrap_err();
+        assert_eq!(retry, Some(at + GRACE_MS));
+        assert_eq!(registry.len(), 2);
+        let (_, evicted) = admit_at(&registry, 2, clock, at + GRACE_MS).unwrap();
+        assert_eq!(evicted, Some(first.id()));
+        assert!(!second.is_evicted());
+    }
+
+    #[cfg(feature = "web-config")]
+    #[test]
+    fn a_connection_in_its_password_check_is_never_evicted() {
+        let registry = Registry::default();
+        let clock = Clock::start();
+        let (first, _) = admit(&registry, 2, clock);
+        let (second, _) = admit(&registry, 2, clock);
+        let later = clock.now_ms() + 10 * SLOW_MS;
+        // The oldest, busy for ten seconds, waiting for its check: the
+        // second goes instead.
+        let _request = first.request_started();
+        let checking = registry.checking(&first);
+        let (third, evicted) = admit_at(&registry, 2, clock, later).unwrap();
+        assert_eq!(evicted, Some(second.id()));
+        // Every other one checking too: nobody goes, whatever the time,
+        // until a check ends.
+        let _request = third.request_started();
+        let third_checking = registry.checking(&third);
+        assert_eq!(admit_at(&registry, 2, clock, later).unwrap_err(), None);
+        drop(checking);
+        let (_, evicted) = admit_at(&registry, 2, clock, later).unwrap();
+        assert_eq!(evicted, Some(first.id()));
+        drop(third_checking);
+    }
+
+    #[cfg(feature = "web-config")]
+    #[test]
+    fn the_admission_waits_for_a_connection_to_leave() {
+        let registry = Arc::new(Registry::default());
+        let clock = Clock::start();
+        let (first, _) = admit(&registry, 1, clock);
+        let _checking = registry.checking(&first);
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+            .block_on(async {
+                let waiting = {
+                    let registry = Arc::clone(&registry);
+                    tokio::spawn(async move { registry.admit(1, clock).await.evicted.is_none() })
+                };
+                tokio::task::yield_now().await;
+                assert!(!waiting.is_finished(), "admitted over the cap");
+                registry.remove(first.id());
+                assert!(waiting.await.unwrap(), "room came without an eviction");
+            });
     }
 
     #[test]

@@ -27,8 +27,9 @@ pub struct EndpointStats {
     pub accepted: u64,
     /// Connections closed to make room for a new one at the cap: the oldest
     /// waiting for a request, answering a pipelined one or slow for a
-    /// second, else the oldest, whatever it was doing (a new connection is
-    /// never refused).
+    /// second, else the oldest past its first 100 ms, whatever it was
+    /// doing; never one whose request waits for its password check (a new
+    /// connection is never refused: it waits for room meanwhile).
     pub evicted: u64,
     /// Connections closed after 10 s without a request in progress.
     pub idle_timeouts: u64,

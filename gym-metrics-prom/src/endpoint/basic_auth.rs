@@ -30,7 +30,10 @@
 //! - The line is first in, first out (tokio's semaphore is fair), and no
 //!   request is turned away for its length: every waiting check belongs to
 //!   one open connection (HTTP/1.1 asks one request at a time), so the line
-//!   is never longer than the endpoint's connection cap. (The old bound, 8
+//!   is never longer than the endpoint's connection cap; and a connection
+//!   in it is never evicted to make room for a new one (`registry`: at the
+//!   cap, newcomers wait in the kernel's queue, in order, rather than
+//!   closing a check before its turn, issue 43). (The old bound, 8
 //!   waiting then 429 at once, let 32 flooding threads keep the line full
 //!   so that a new right password was refused every time.)
 //! - So a check waits for at most the checks already in line when it came,
@@ -84,8 +87,11 @@ pub(crate) enum Verdict {
     Granted,
     /// No `Authorization: Basic` header, or one that does not decode.
     Missing,
-    /// Unknown user, wrong password, or a password over 72 bytes.
+    /// Unknown user or wrong password.
     Wrong,
+    /// A password over [`LONGEST_PASSWORD`] bytes, refused without a check:
+    /// bcrypt reads only 72, so it would match any hash of its first 72.
+    TooLong,
     /// The check waited [`MOST_WAIT`] for its turn.
     Busy,
 }
@@ -181,7 +187,7 @@ impl BasicAuth {
             return Verdict::Missing;
         };
         if password.len() > LONGEST_PASSWORD {
-            return Verdict::Wrong;
+            return Verdict::TooLong;
         }
         let tag = self.tag(&user, &password);
         if let Some(verdict) = self.cached(&tag) {
@@ -286,7 +292,7 @@ pub(crate) fn refusal(
             StatusCode::UNAUTHORIZED,
             "unauthorized: this endpoint needs HTTP basic auth\n",
         ),
-        Verdict::Wrong => (
+        Verdict::Wrong | Verdict::TooLong => (
             StatusCode::UNAUTHORIZED,
             "unauthorized: wrong user or password\n",
         ),
@@ -296,7 +302,12 @@ pub(crate) fn refusal(
         ),
     };
     counters.count(Event::AuthRefused);
-    if let Some(held_back) = log.admit("basic auth refused") {
+    if verdict == Verdict::TooLong {
+        // A hash cannot tell its password's length, so start-up could not say.
+        if let Some(held_back) = log.admit("basic auth password over 72 bytes") {
+            log::warn!(target: "gym_metrics", "refused a metrics request whose password is over {LONGEST_PASSWORD} bytes: bcrypt reads only {LONGEST_PASSWORD}, so such a password never logs in; give the scraper a password of at most {LONGEST_PASSWORD} bytes, hashed in basic_auth_users ({held_back})");
+        }
+    } else if let Some(held_back) = log.admit("basic auth refused") {
         log::warn!(target: "gym_metrics", "refused a metrics request: {} ({held_back})", text.trim_end());
     }
     let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())));
@@ -437,6 +448,6 @@ mod tests {
         // bcrypt would read only the first 72 bytes and accept this.
         let tailed = format!("{long}anything");
         assert!(bcrypt::verify(&tailed, &a.users["prom"].hash).unwrap());
-        assert_eq!(check(&a, &basic("prom", &tailed)), Verdict::Wrong);
+        assert_eq!(check(&a, &basic("prom", &tailed)), Verdict::TooLong);
     }
 }

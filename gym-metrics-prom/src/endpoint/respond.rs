@@ -12,11 +12,9 @@ use http::header::{
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
 
-use super::negotiate::{accepts_gzip, format_for, Format};
+use super::negotiate::{accepts_gzip, negotiate, Format};
 use super::renders::Renders;
-use crate::handle::{
-    PrometheusHandle, OPENMETRICS_CONTENT_TYPE, PROTOBUF_CONTENT_TYPE, TEXT_CONTENT_TYPE,
-};
+use crate::handle::PrometheusHandle;
 
 /// The `Content-Type` of the HTTP SD document.
 const HTTP_SD_CONTENT_TYPE: &str = "application/json";
@@ -64,12 +62,7 @@ pub(crate) fn respond<B>(
             .get(name)
             .and_then(|v: &HeaderValue| v.to_str().ok())
     };
-    let format = format_for(header(ACCEPT));
-    let content_type = match format {
-        Format::OpenMetrics => OPENMETRICS_CONTENT_TYPE,
-        Format::Text => TEXT_CONTENT_TYPE,
-        Format::Protobuf => PROTOBUF_CONTENT_TYPE,
-    };
+    let (format, content_type) = negotiate(header(ACCEPT));
     let gzip_accepted = accepts_gzip(header(ACCEPT_ENCODING));
     let variant = format as usize * 2 + usize::from(gzip_accepted);
     let answer = renders.answer(variant, fresh, || {
@@ -130,6 +123,8 @@ pub(crate) fn respond_sd(document: Bytes, head: bool) -> Response<Full<Bytes>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exposition::format::OPENMETRICS_0_0_1_CONTENT_TYPE;
+    use crate::handle::{OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE};
     use crate::PrometheusBuilder;
     use http_body_util::BodyExt;
     use std::io::Read;
@@ -205,6 +200,21 @@ mod tests {
             .unwrap();
         assert!(om.contains("# TYPE gym_verify_completed counter"), "{om}");
         assert!(om.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn openmetrics_0_0_1_is_labelled_0_0_1_with_the_same_text() {
+        let h = handle();
+        let ask = |accept| respond(&h, &request(Method::GET, "/metrics", &[("accept", accept)]));
+        let old = ask("application/openmetrics-text; version=0.0.1");
+        assert_eq!(old.headers()[CONTENT_TYPE], OPENMETRICS_0_0_1_CONTENT_TYPE);
+        let new = ask("application/openmetrics-text; version=1.0.0");
+        assert_eq!(new.headers()[CONTENT_TYPE], OPENMETRICS_CONTENT_TYPE);
+        for r in [old, new] {
+            let om = String::from_utf8(body(r)).unwrap();
+            assert!(om.contains("# TYPE gym_verify_completed counter"), "{om}");
+            assert!(om.ends_with("# EOF\n"), "{om}");
+        }
     }
 
     #[test]

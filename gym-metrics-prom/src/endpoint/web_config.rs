@@ -11,7 +11,7 @@
 //!   key_file: server.key           # PEM: its private key (PKCS#8, PKCS#1 or SEC1)
 //!   client_ca_file: clients-ca.crt # PEM: CAs that sign client certificates
 //!   client_auth_type: RequireAndVerifyClientCert # or NoClientCert, VerifyClientCertIfGiven
-//!   min_version: TLS12             # TLS10, TLS11, TLS12 (default), TLS13
+//!   min_version: TLS12             # TLS12 (default), TLS13 (TLS10, TLS11: refused)
 //!   max_version: TLS13             # TLS12, TLS13 (default)
 //! basic_auth_users:
 //!   prometheus: $2y$10$...         # bcrypt hash of the password
@@ -19,6 +19,23 @@
 //!
 //! Relative file names are taken from the configuration file's directory, as
 //! exporter-toolkit does.
+//!
+//! Beyond exporter-toolkit's checks, these are refused, as each would do
+//! other than the file seems to ask without a word:
+//!
+//! - `min_version: TLS10` or `TLS11`: rustls speaks TLS 1.2 and 1.3 only, so
+//!   the lowest version supported is TLS12.
+//! - A user named twice in `basic_auth_users` (YAML would keep one of the
+//!   two hashes, unsaid).
+//! - A file that configures nothing (empty, only comments, or neither
+//!   `tls_server_config` nor a user): the file is named to protect
+//!   `/metrics`, and such a file would serve it in the clear to anyone; to
+//!   serve it so on purpose, name no file.
+//!
+//! A user name holding `':'` is refused without being shown: it may be a
+//! `user:password` pair. bcrypt reads at most 72 bytes of a password, so a
+//! password over 72 bytes is refused at every login (a hash cannot tell its
+//! password's length, so this cannot be checked here): use at most 72.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -61,6 +78,14 @@ pub enum WebConfigError {
         file: PathBuf,
         /// What is wrong, and where.
         message: String,
+    },
+    /// The file configures nothing (it is empty, only comments, or names
+    /// neither `tls_server_config` nor a user): `/metrics` would be served
+    /// over plain HTTP to anyone, which is not what naming the file asks for.
+    #[error("web configuration file {file:?} configures nothing (neither tls_server_config nor basic_auth_users), so /metrics would be served over plain HTTP without auth: add tls_server_config and/or basic_auth_users, or, to serve /metrics so on purpose, name no web configuration file ({WEB_CONFIG_FILE_VAR}, PrometheusBuilder::web_config_file)")]
+    ConfiguresNothing {
+        /// The file.
+        file: PathBuf,
     },
     /// A key's value cannot be used.
     #[error("web configuration file {file:?}: {key}: {problem}")]
@@ -111,8 +136,8 @@ pub(crate) struct TlsSettings {
     pub(crate) client_ca_file: Option<PathBuf>,
     /// `VerifyClientCertIfGiven`: a client without a certificate is let in.
     pub(crate) client_cert_optional: bool,
-    /// TLS 1.2 is offered (rustls speaks only 1.2 and 1.3, so a minimum
-    /// of 1.0 or 1.1 means 1.2).
+    /// TLS 1.2 is offered (rustls speaks only 1.2 and 1.3: a minimum of 1.0
+    /// or 1.1 is refused).
     pub(crate) tls12: bool,
     pub(crate) tls13: bool,
 }
@@ -145,7 +170,55 @@ pub struct WebConfig {
 struct FileContents {
     tls_server_config: Option<TlsServerConfig>,
     #[serde(default)]
-    basic_auth_users: BTreeMap<String, String>,
+    basic_auth_users: UserEntries,
+}
+
+/// `basic_auth_users` as written: every entry, in file order. A map would
+/// keep only the last of a name given twice (serde_norway checks duplicate
+/// keys only for its own `Mapping`), so the duplicate could not be refused.
+#[derive(Debug, Default)]
+struct UserEntries(Vec<(String, String)>);
+
+/// What is wrong with the `entry`th user (from 1, in file order), whose
+/// name holds ':': the name is not shown, as it may be `user:password`.
+fn colon_in_user_name(entry: usize) -> String {
+    format!("user {entry} (in file order) has a name holding ':', which the Authorization header uses to separate user and password, so no client could log in as it; the name is not shown, as it may be a user:password pair: rename the user (and if what follows ':' is a password, change it)")
+}
+
+impl<'de> Deserialize<'de> for UserEntries {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = UserEntries;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a map of user names to bcrypt hashes")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<UserEntries, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(user) = map.next_key::<String>()? {
+                    let hash = match map.next_value() {
+                        Ok(hash) => hash,
+                        // serde's message names the key (its path): not this one.
+                        Err(_) if user.contains(':') => {
+                            let problem = colon_in_user_name(entries.len() + 1);
+                            let message =
+                                format!("{problem}; its value is not a bcrypt hash either");
+                            return Err(serde::de::Error::custom(message));
+                        }
+                        Err(e) => return Err(e),
+                    };
+                    entries.push((user, hash));
+                }
+                Ok(UserEntries(entries))
+            }
+        }
+        deserializer.deserialize_map(Entries)
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -211,7 +284,7 @@ impl WebConfig {
     /// # let dir = std::env::temp_dir().join(format!("gym-web-users-{}", std::process::id()));
     /// # std::fs::create_dir_all(&dir)?;
     /// # let file = dir.join("web.yml");
-    /// std::fs::write(&file, "# nothing\n")?;
+    /// std::fs::write(&file, "tls_server_config:\n  cert_file: s.crt\n  key_file: s.key\n")?;
     /// let web = gym_metrics_prom::WebConfig::load(&file)?;
     /// assert_eq!(web.basic_auth_users().count(), 0);
     /// # std::fs::remove_dir_all(&dir)?;
@@ -229,7 +302,7 @@ impl WebConfig {
                 message: format!("brackets nested {depth} deep, more than the {MOST_NESTING} a web configuration may use"),
             });
         }
-        // An empty file (or only comments) configures nothing, as in exporter-toolkit.
+        // An empty file (or only comments) is `None`: refused below.
         let contents: Option<FileContents> =
             serde_norway::from_str(text).map_err(|e| WebConfigError::Syntax {
                 file: file.to_path_buf(),
@@ -237,17 +310,22 @@ impl WebConfig {
             })?;
         let contents = contents.unwrap_or(FileContents {
             tls_server_config: None,
-            basic_auth_users: BTreeMap::new(),
+            basic_auth_users: UserEntries::default(),
         });
         let invalid = |key: &str, problem: &str| WebConfigError::Invalid {
             file: file.to_path_buf(),
             key: key.to_string(),
             problem: problem.to_string(),
         };
-        for (user, hash) in &contents.basic_auth_users {
-            let key = format!("basic_auth_users.{user}");
+        let mut basic_auth_users = BTreeMap::new();
+        for (entry, (user, hash)) in contents.basic_auth_users.0.into_iter().enumerate() {
             if user.contains(':') {
-                return Err(invalid(&key, "a basic-auth user name cannot hold ':' (the header separates user and password with it): rename the user"));
+                // `alice:hunter2` is likely a password: no part of it is shown.
+                return Err(invalid("basic_auth_users", &colon_in_user_name(entry + 1)));
+            }
+            let key = format!("basic_auth_users.{user}");
+            if basic_auth_users.contains_key(&user) {
+                return Err(invalid(&key, "the user is given twice, and YAML would keep one of the two hashes without a word: keep one entry per user"));
             }
             let Ok(parts) = hash.parse::<bcrypt::HashParts>() else {
                 return Err(invalid(&key, "not a bcrypt hash (expected $2a$, $2b$ or $2y$, a cost and 53 characters; make one with `htpasswd -nBC 10 \"\" | tr -d ':\\n'` or Python's bcrypt.hashpw)"));
@@ -256,6 +334,12 @@ impl WebConfig {
             if cost > MOST_BCRYPT_COST {
                 return Err(invalid(&key, &format!("bcrypt cost {cost} is above {MOST_BCRYPT_COST}: each check would take seconds to hours (cost 31: days at start-up); hash the password again at cost 10 to 12")));
             }
+            basic_auth_users.insert(user, hash);
+        }
+        if contents.tls_server_config.is_none() && basic_auth_users.is_empty() {
+            return Err(WebConfigError::ConfiguresNothing {
+                file: file.to_path_buf(),
+            });
         }
         let directory = file.parent().unwrap_or_else(|| Path::new(""));
         let tls = contents
@@ -264,7 +348,7 @@ impl WebConfig {
             .transpose()?;
         Ok(Self {
             tls,
-            basic_auth_users: contents.basic_auth_users,
+            basic_auth_users,
         })
     }
 }
@@ -369,6 +453,12 @@ fn tls_settings(
     };
     let min = tls.min_version.unwrap_or(TlsVersion::TLS12);
     let max = tls.max_version.unwrap_or(TlsVersion::TLS13);
+    if min < TlsVersion::TLS12 {
+        return Err(invalid(
+            "min_version",
+            &format!("{min:?} is below TLS12, the lowest version this endpoint supports (rustls speaks TLS 1.2 and 1.3 only): use TLS12 (the default) or TLS13"),
+        ));
+    }
     if max < TlsVersion::TLS12 {
         return Err(invalid(
             "max_version",
@@ -425,10 +515,143 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_file_configures_nothing() {
-        let c = parse("# nothing yet\n").unwrap();
-        assert_eq!(c.tls, None);
-        assert!(c.basic_auth_users.is_empty());
+    fn a_file_that_configures_nothing_is_refused_naming_it() {
+        for text in [
+            "",
+            "# nothing yet\n",
+            "---\n",
+            "tls_server_config:\nbasic_auth_users:\n",
+            "basic_auth_users: {}\n",
+            "tls_server_config: ~\n",
+        ] {
+            let e = parse(text).unwrap_err();
+            let shown = e.to_string();
+            assert!(
+                matches!(e, WebConfigError::ConfiguresNothing { .. }),
+                "{text:?}: {shown}"
+            );
+            assert!(
+                shown.contains("/etc/gym/web.yml")
+                    && shown.contains("configures nothing")
+                    && shown.contains("GYM_METRICS_WEB_CONFIG_FILE"),
+                "{shown}"
+            );
+        }
+        // One user, or TLS alone, is something.
+        parse(&format!("basic_auth_users:\n  prom: '{HASH}'\n")).unwrap();
+        parse("tls_server_config:\n  cert_file: a\n  key_file: b\n").unwrap();
+    }
+
+    #[test]
+    fn a_user_name_holding_a_colon_is_refused_never_shown() {
+        for text in [
+            format!("basic_auth_users:\n  'alice:hunter2-the-password': '{HASH}'\n"),
+            format!("basic_auth_users:\n  alice:hunter2-the-password: '{HASH}'\n"),
+            format!("basic_auth_users:\n  prom: '{HASH}'\n  ':hunter2-the-password': '{HASH}'\n"),
+            "basic_auth_users:\n  alice:hunter2-the-password:\n".into(),
+        ] {
+            let e = parse(&text).unwrap_err();
+            let shown = e.to_string();
+            assert!(
+                matches!(&e, WebConfigError::Invalid { key, .. } if key == "basic_auth_users"),
+                "{text:?}: {shown}"
+            );
+            assert!(
+                !shown.contains("hunter2") && !shown.contains("alice"),
+                "{shown}"
+            );
+            assert!(
+                shown.contains("/etc/gym/web.yml") && shown.contains("not shown"),
+                "{shown}"
+            );
+        }
+        // A value serde cannot read as a string: serde's message would name
+        // the key (its path), so another one is given.
+        for value in ["[x]", "{a: b}", "{a: 1, a: 2}", "!!int x", "&x [*x]"] {
+            let text = format!(
+                "basic_auth_users:\n  prom: '{HASH}'\n  alice:hunter2-the-password: {value}\n"
+            );
+            let shown = parse(&text).unwrap_err().to_string();
+            assert!(
+                !shown.contains("hunter2") && !shown.contains("alice"),
+                "{shown}"
+            );
+            assert!(
+                shown.contains("/etc/gym/web.yml")
+                    && shown.contains("basic_auth_users")
+                    && shown.contains("user 2 (in file order)")
+                    && shown.contains("not shown"),
+                "{shown}"
+            );
+        }
+        let e = parse(&format!(
+            "basic_auth_users:\n  prom: '{HASH}'\n  'a:b': '{HASH}'\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("user 2 (in file order)"), "{e}");
+    }
+
+    #[test]
+    fn a_user_given_twice_is_refused_naming_it() {
+        let other = HASH.replacen("$04$", "$05$", 1);
+        for text in [
+            format!("basic_auth_users:\n  prom: '{HASH}'\n  prom: '{other}'\n"),
+            format!("basic_auth_users:\n  prom: '{HASH}'\n  alice: '{HASH}'\n  'prom': '{HASH}'\n"),
+            format!("basic_auth_users: {{prom: '{HASH}', \"prom\": '{other}'}}\n"),
+        ] {
+            let e = parse(&text).unwrap_err();
+            let shown = e.to_string();
+            assert!(
+                matches!(&e, WebConfigError::Invalid { key, .. } if key == "basic_auth_users.prom"),
+                "{text:?}: {shown}"
+            );
+            assert!(
+                shown.contains("twice") && shown.contains("/etc/gym/web.yml"),
+                "{shown}"
+            );
+            assert!(!shown.contains(HASH) && !shown.contains(&other), "{shown}");
+        }
+        // The key itself twice: serde refuses the duplicate field.
+        let e = parse(&format!(
+            "basic_auth_users:\n  prom: '{HASH}'\nbasic_auth_users:\n  alice: '{HASH}'\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("duplicate") && e.contains("basic_auth_users"),
+            "{e}"
+        );
+        assert!(!e.contains(HASH), "{e}");
+    }
+
+    #[test]
+    fn tls_1_0_and_1_1_are_refused_naming_tls12() {
+        for version in ["TLS10", "TLS11"] {
+            let e = parse(&format!(
+                "tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: {version}\n"
+            ))
+            .unwrap_err();
+            let shown = e.to_string();
+            assert!(
+                matches!(&e, WebConfigError::Invalid { key, .. } if key == "tls_server_config.min_version"),
+                "{shown}"
+            );
+            assert!(
+                shown.contains(version)
+                    && shown.contains("lowest version this endpoint supports")
+                    && shown.contains("TLS12")
+                    && shown.contains("/etc/gym/web.yml"),
+                "{shown}"
+            );
+        }
+        for (version, tls12) in [("TLS12", true), ("TLS13", false)] {
+            let c = parse(&format!(
+                "tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: {version}\n"
+            ))
+            .unwrap();
+            assert_eq!(c.tls.map(|t| (t.tls12, t.tls13)), Some((tls12, true)));
+        }
     }
 
     #[test]
@@ -453,7 +676,7 @@ mod tests {
     fn bad_values_are_errors_naming_the_key_never_the_hash() {
         let cases = [
             ("basic_auth_users:\n  alice: plain-password\n", "basic_auth_users.alice"),
-            ("basic_auth_users:\n  'a:b': '$2b$04$Iy/3Dv6K6x1ZuUrg9ZbVPe4Ci6BH9BEF.HZn4r/ZcF1FEI0Ymv3Zm'\n", "basic_auth_users.a:b"),
+            ("basic_auth_users:\n  'a:b': '$2b$04$Iy/3Dv6K6x1ZuUrg9ZbVPe4Ci6BH9BEF.HZn4r/ZcF1FEI0Ymv3Zm'\n", "basic_auth_users"),
             ("tls_server_config:\n  key_file: b\n", "tls_server_config.cert_file"),
             ("tls_server_config:\n  cert_file: a\n", "tls_server_config.key_file"),
             ("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: RequireAndVerifyClientCert\n", "tls_server_config.client_ca_file"),
@@ -484,7 +707,7 @@ mod tests {
 
     #[test]
     fn verify_if_given_lets_clients_without_a_certificate_in() {
-        let c = parse("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: VerifyClientCertIfGiven\n  client_ca_file: c\n  min_version: TLS10\n").unwrap();
+        let c = parse("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: VerifyClientCertIfGiven\n  client_ca_file: c\n").unwrap();
         let tls = c.tls.unwrap();
         assert!(tls.client_cert_optional && tls.tls12 && tls.tls13);
     }
@@ -554,6 +777,6 @@ mod tests {
             started.elapsed()
         );
         // Shallow flow collections are still YAML.
-        parse("basic_auth_users: {}\n").unwrap();
+        parse(&format!("basic_auth_users: {{prom: '{HASH}'}}\n")).unwrap();
     }
 }

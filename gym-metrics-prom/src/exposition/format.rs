@@ -12,6 +12,12 @@ use super::model::{ExemplarSample, Kind};
 pub(crate) const OPENMETRICS_CONTENT_TYPE: &str =
     "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
+/// The `Content-Type` of the same OpenMetrics text answered to a scraper
+/// that asked for version 0.0.1 (older Prometheus): the text is the one
+/// written for 1.0.0, as client_golang's `expfmt` writes one text for both.
+pub(crate) const OPENMETRICS_0_0_1_CONTENT_TYPE: &str =
+    "application/openmetrics-text; version=0.0.1; charset=utf-8";
+
 /// Which text format to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TextFormat {

@@ -46,16 +46,36 @@ pub struct Instrument {
 }
 
 impl Instrument {
-    /// The largest duration recorded, in milliseconds: [`std::time::Duration::MAX`]'s
-    /// (~5.8e11 years). A larger finite value is recorded as this one, in the
-    /// same `+Inf` bucket, so that no number of records can push a histogram's
-    /// sum to infinity (`f64::MAX` twice would).
+    /// The longest duration recorded: `u64::MAX` nanoseconds (about 584
+    /// years), the most one record of the Prometheus backend's nanosecond
+    /// sums holds.
+    ///
+    /// A longer one, like NaN, an infinity or a negative number of
+    /// milliseconds, is no duration anything measured: the facade drops it
+    /// whole (a verification's outcome too) and counts it in
+    /// [`crate::dropped_values`], on every backend alike, and a backend
+    /// called directly drops it too. So no number of records can push a
+    /// histogram's `_sum` to `+Inf` or saturate it: each adds at most this.
     ///
     /// ```
-    /// let max = std::time::Duration::MAX.as_secs_f64() * 1_000.0;
-    /// assert_eq!(gym_metrics_api::backend::Instrument::MAX_DURATION_MS, max);
+    /// use std::time::Duration;
+    /// use gym_metrics_api::backend::Instrument;
+    /// assert_eq!(Instrument::MAX_DURATION, Duration::from_nanos(u64::MAX));
+    /// assert!(Instrument::MAX_DURATION < Duration::from_secs(585 * 365 * 86_400));
     /// ```
-    pub const MAX_DURATION_MS: f64 = u64::MAX as f64 * 1_000.0;
+    pub const MAX_DURATION: std::time::Duration = std::time::Duration::from_nanos(u64::MAX);
+
+    /// [`Instrument::MAX_DURATION`] in milliseconds (about 1.8e13), as the
+    /// `Duration` entry points convert it: the largest value the `_ms`
+    /// entry points take. `f64::MAX`, `1e308`, anything above this is
+    /// dropped and counted, never recorded as this one.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Instrument;
+    /// assert_eq!(Instrument::MAX_DURATION_MS, u64::MAX as f64 * 1e-6);
+    /// assert_eq!(Instrument::MAX_DURATION_MS, 18_446_744_073_709.55);
+    /// ```
+    pub const MAX_DURATION_MS: f64 = u64::MAX as f64 * 1e-6;
 
     /// `gym.rollout.duration_ms`: wall time of one rollout, failed rollouts included.
     ///

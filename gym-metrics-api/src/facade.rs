@@ -50,7 +50,10 @@ pub fn group_enabled(group: Group) -> bool {
 }
 
 /// Records one rollout's wall time into `gym.rollout.duration_ms`.
-/// Failed rollouts count too. Gated on [`Group::Rollout`].
+/// Failed rollouts count too. Gated on [`Group::Rollout`]. A duration
+/// longer than [`Instrument::MAX_DURATION`] (`u64::MAX` nanoseconds, 584
+/// years; `Duration::MAX` is) is dropped and counted in
+/// [`crate::dropped_values`].
 ///
 /// ```
 /// gym_metrics_api::record_rollout_duration(std::time::Duration::from_millis(1200));
@@ -58,16 +61,22 @@ pub fn group_enabled(group: Group) -> bool {
 #[inline]
 pub fn record_rollout_duration(duration: Duration) {
     if let Some(r) = try_load_for(Group::Rollout) {
-        r.record_rollout_duration(duration);
+        if let Some(d) = bad_input::accept_duration(duration, Instrument::ROLLOUT_DURATION.name) {
+            r.record_rollout_duration(d);
+        }
     }
 }
 
 /// [`record_rollout_duration`] in milliseconds, for parity with the reference.
-/// NaN, infinities and negatives are dropped (see [`crate::dropped_values`]).
+/// NaN, infinities, negatives and anything above
+/// [`Instrument::MAX_DURATION_MS`] (584 years: `1e308` and `f64::MAX` are)
+/// are dropped, never recorded, and counted in [`crate::dropped_values`]:
+/// no value can push the histogram's `_sum` to `+Inf`, on any backend.
 ///
 /// ```
 /// gym_metrics_api::record_rollout_duration_ms(1200.0);
 /// gym_metrics_api::record_rollout_duration_ms(f64::NAN); // dropped, never a panic
+/// gym_metrics_api::record_rollout_duration_ms(1e308); // dropped too
 /// ```
 #[inline]
 pub fn record_rollout_duration_ms(duration_ms: f64) {
@@ -80,7 +89,10 @@ pub fn record_rollout_duration_ms(duration_ms: f64) {
 
 /// Records one verification's wall time into `gym.verify.duration_ms` and
 /// folds its outcome into the success rate and the verify counters. Gated
-/// on [`Group::Verify`] (off under Gym's `default` span-group preset).
+/// on [`Group::Verify`] (off under Gym's `default` span-group preset). A
+/// duration longer than [`Instrument::MAX_DURATION`] is dropped whole
+/// (neither the duration nor the outcome is recorded) and counted in
+/// [`crate::dropped_values`].
 ///
 /// ```
 /// gym_metrics_api::record_verify(std::time::Duration::from_millis(40), true);
@@ -88,12 +100,15 @@ pub fn record_rollout_duration_ms(duration_ms: f64) {
 #[inline]
 pub fn record_verify(duration: Duration, succeeded: bool) {
     if let Some(r) = try_load_for(Group::Verify) {
-        r.record_verify(duration, succeeded);
+        if let Some(d) = bad_input::accept_duration(duration, Instrument::VERIFY_DURATION.name) {
+            r.record_verify(d, succeeded);
+        }
     }
 }
 
-/// [`record_verify`] in milliseconds. NaN, infinities and negatives are
-/// dropped whole: neither the duration nor the outcome is recorded.
+/// [`record_verify`] in milliseconds. NaN, infinities, negatives and
+/// anything above [`Instrument::MAX_DURATION_MS`] are dropped whole: neither
+/// the duration nor the outcome is recorded (see [`crate::dropped_values`]).
 ///
 /// ```
 /// gym_metrics_api::record_verify_ms(40.0, true);

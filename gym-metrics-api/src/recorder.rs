@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::catalogue::Instrument;
 use crate::exemplar::Exemplar;
 use crate::span_groups::SpanGroups;
 use crate::units::duration_ms;
@@ -16,8 +17,13 @@ use crate::{FleetTarget, HttpServerRequest, Role};
 /// A backend must implement the `_ms` methods; the `Duration` ones convert to them unless overridden.
 ///
 /// Implementations must be cheap, must never block on export, and must never
-/// panic. Values reaching them are already validated: durations are finite and
-/// non-negative milliseconds. `record_active_servers` is only forwarded when
+/// panic. Values reaching them are already validated: durations are from 0 to
+/// [`Instrument::MAX_DURATION`] (`u64::MAX` nanoseconds, 584 years; in
+/// milliseconds [`Instrument::MAX_DURATION_MS`]), so no number of records
+/// can push a sum to `+Inf`. A backend called directly with anything else
+/// (NaN, a negative, `1e308`, `Duration::MAX`) drops it, as the facade does,
+/// so that both wires show the same sums (the `Duration` defaults below
+/// already do). `record_active_servers` is only forwarded when
 /// the role [writes the fleet size](Role::writes_fleet_size); a backend reads
 /// that same rule once, when it is built, to decide whether it has a fleet
 /// gauge at all.
@@ -53,6 +59,7 @@ pub trait Recorder: Send + Sync + 'static {
     /// [`crate::record_rollout_duration`] and the timers call. The default
     /// converts to milliseconds for [`Recorder::record_rollout_duration_ms`]; a
     /// backend that keeps integer time overrides it and skips the float.
+    /// A duration longer than [`Instrument::MAX_DURATION`] is dropped.
     ///
     /// ```
     /// use std::sync::Mutex;
@@ -71,11 +78,14 @@ pub trait Recorder: Send + Sync + 'static {
     /// ```
     #[inline]
     fn record_rollout_duration(&self, duration: Duration) {
-        self.record_rollout_duration_ms(duration_ms(duration));
+        if duration <= Instrument::MAX_DURATION {
+            self.record_rollout_duration_ms(duration_ms(duration));
+        }
     }
     /// One verification's wall time as measured, and its outcome: what the
     /// facade's [`crate::record_verify`] and the timers call. The default
-    /// converts to milliseconds for [`Recorder::record_verify_ms`].
+    /// converts to milliseconds for [`Recorder::record_verify_ms`], and drops
+    /// a duration longer than [`Instrument::MAX_DURATION`] whole.
     ///
     /// ```
     /// use std::sync::Mutex;
@@ -94,7 +104,9 @@ pub trait Recorder: Send + Sync + 'static {
     /// ```
     #[inline]
     fn record_verify(&self, duration: Duration, succeeded: bool) {
-        self.record_verify_ms(duration_ms(duration), succeeded);
+        if duration <= Instrument::MAX_DURATION {
+            self.record_verify_ms(duration_ms(duration), succeeded);
+        }
     }
     /// The exemplar of the calling context, if this backend keeps
     /// exemplars and the context has one (gym-metrics-prom's `exemplars`

@@ -205,20 +205,25 @@ impl Recorder for OtelRecorder {
         self.span_groups
     }
 
-    // Capped as the facade caps: the SDK's histogram sum does not saturate,
-    // so `f64::MAX` recorded twice straight into this recorder would make it
-    // +Inf; capped, no number of records can (same `+Inf` bucket, count exact).
+    // Dropped as the facade drops them: NaN, negatives, and anything above
+    // `Instrument::MAX_DURATION_MS` (584 years; `1e308`, `f64::MAX`). The
+    // SDK's histogram sum does not saturate, so `f64::MAX` twice straight
+    // into this recorder would make it +Inf; each record adds at most 1.8e13
+    // here, as on the Prometheus wire. (The `Duration` methods' defaults drop
+    // past `Instrument::MAX_DURATION` before converting.)
     #[inline]
     fn record_rollout_duration_ms(&self, duration_ms: f64) {
-        self.rollout
-            .record(duration_ms.min(Instrument::MAX_DURATION_MS), &[]);
+        if usable(duration_ms) {
+            self.rollout.record(duration_ms, &[]);
+        }
     }
 
     #[inline]
     fn record_verify_ms(&self, duration_ms: f64, succeeded: bool) {
-        self.verify
-            .record(duration_ms.min(Instrument::MAX_DURATION_MS), &[]);
-        self.tally.record(succeeded);
+        if usable(duration_ms) {
+            self.verify.record(duration_ms, &[]);
+            self.tally.record(succeeded);
+        }
     }
 
     #[inline]
@@ -242,6 +247,13 @@ impl Recorder for OtelRecorder {
             memory.set_servers(servers);
         }
     }
+}
+
+/// Whether the facade takes `duration_ms`: from 0 to
+/// [`Instrument::MAX_DURATION_MS`] (NaN is not).
+#[inline(always)]
+fn usable(duration_ms: f64) -> bool {
+    (0.0..=Instrument::MAX_DURATION_MS).contains(&duration_ms)
 }
 
 impl fmt::Debug for OtelRecorder {

@@ -22,9 +22,10 @@ use proptest::prelude::*;
 #[cfg(feature = "http-proto")]
 use proptest::test_runner::{Config, TestRunner};
 
+/// What the facade takes: 0 to `Instrument::MAX_DURATION_MS` (584 years).
 #[cfg(feature = "http-proto")]
 fn usable(v: f64) -> bool {
-    v.is_finite() && v >= 0.0
+    (0.0..=Instrument::MAX_DURATION_MS).contains(&v)
 }
 
 #[cfg(feature = "http-proto")]
@@ -71,10 +72,12 @@ fn f64_entry_points_never_panic_and_the_exported_sums_stay_finite() {
     rollouts += r;
     verifies += v;
     successes += s;
-    // f64::MAX twice, for certain.
+    // f64::MAX twice, for certain: dropped. The largest taken, twice: kept.
     for _ in 0..2 {
         gym_metrics_api::record_rollout_duration_ms(f64::MAX);
         gym_metrics_api::record_verify_ms(f64::MAX, true);
+        gym_metrics_api::record_rollout_duration_ms(Instrument::MAX_DURATION_MS);
+        gym_metrics_api::record_verify_ms(Instrument::MAX_DURATION_MS, true);
     }
     rollouts += 2;
     verifies += 2;
@@ -100,7 +103,9 @@ fn f64_entry_points_never_panic_and_the_exported_sums_stay_finite() {
     );
 }
 
-/// Through the recorder itself (no facade), `f64::MAX` twice: the SDK's sum.
+/// Through the recorder itself (no facade), `f64::MAX` twice: dropped, as the
+/// facade drops it; the largest duration taken, twice: the SDK's sum stays
+/// finite.
 #[cfg(feature = "http-proto")]
 #[test]
 fn huge_values_straight_into_the_recorder() {
@@ -115,12 +120,15 @@ fn huge_values_straight_into_the_recorder() {
         .unwrap();
     recorder.record_rollout_duration_ms(f64::MAX);
     recorder.record_rollout_duration_ms(f64::MAX);
+    recorder.record_rollout_duration(Duration::MAX);
+    recorder.record_rollout_duration_ms(Instrument::MAX_DURATION_MS);
+    recorder.record_rollout_duration(Instrument::MAX_DURATION);
     guard.shutdown().unwrap();
     let last = collector.accepted().pop().expect("the final export");
     let p = histogram_point(&last, Instrument::ROLLOUT_DURATION.name);
     assert_eq!(p.count, 2);
     let sum = p.sum.unwrap_or_default();
-    assert!(sum.is_finite(), "sum {sum}");
+    assert_eq!(sum, 2.0 * Instrument::MAX_DURATION_MS);
 }
 
 /// Values for any variable: empty, blank, plausible and hostile.

@@ -405,6 +405,63 @@ mod tests {
         assert_eq!(h.bucket[0].cumulative_count, 3);
     }
 
+    /// The native buckets a scrape writes of each histogram with native
+    /// buckets: their number, and (count, zero count, sum of their counts).
+    fn native_buckets(bytes: &[u8]) -> Vec<(usize, (u64, u64, u64))> {
+        let histograms = decoded(bytes).into_iter().flat_map(|f| f.metric);
+        let histograms = histograms
+            .filter_map(|m| m.histogram)
+            .filter(|h| h.schema.is_some());
+        histograms
+            .map(|h| {
+                let buckets: u32 = h.positive_span.iter().map(|s| s.length).sum();
+                let mut count = 0i64;
+                let counts = h.positive_delta.iter().map(|&d| {
+                    count += d;
+                    count as u64
+                });
+                let in_buckets = counts.sum::<u64>();
+                let zero = h.zero_count.unwrap_or(0);
+                (buckets as usize, (h.sample_count, zero, in_buckets))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_schema_and_bucket_limit_the_builder_takes_holds_on_the_wire() {
+        use gym_metrics_api::backend::Recorder;
+        // A spread from a nanosecond to 500 years: 40-odd doublings in use.
+        let mut values_ms = vec![0.0, 1e-6];
+        let mut v = 1e-4;
+        while v < 1.6e13 {
+            values_ms.push(v);
+            v *= 1.37;
+        }
+        for schema in -4..=8 {
+            for limit in [1, 2, 3, 7, 160] {
+                let (recorder, handle) = crate::PrometheusBuilder::new()
+                    .native_histogram_schema(schema)
+                    .and_then(|b| b.native_histogram_bucket_limit(limit))
+                    .unwrap()
+                    .build()
+                    .unwrap();
+                for &ms in &values_ms {
+                    recorder.record_rollout_duration_ms(ms);
+                    recorder.record_verify_ms(ms, true);
+                }
+                let written = native_buckets(&handle.render_protobuf());
+                assert!(written.len() >= 2, "{written:?}");
+                for (buckets, (count, zero, in_buckets)) in written {
+                    assert!(
+                        buckets <= limit,
+                        "schema {schema}, limit {limit}: {buckets}"
+                    );
+                    assert_eq!(count, zero + in_buckets, "schema {schema}, limit {limit}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_counter_and_a_gauge_carry_their_value_in_their_own_field() {
         let mut out = Vec::new();

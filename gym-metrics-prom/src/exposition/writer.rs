@@ -77,7 +77,7 @@ impl FamilyText {
                 }
                 Value::Float(v) => {
                     self.open(&self.name, labels, out);
-                    format.push_value(out, v);
+                    push_float(format, out, v);
                 }
                 Value::Histogram(h) => {
                     let mut exemplars = h.exemplars.iter();
@@ -92,7 +92,7 @@ impl FamilyText {
                         out.push('\n');
                     }
                     self.open(&self.sum_name, labels.clone(), out);
-                    format.push_value(out, h.sum);
+                    push_float(format, out, h.sum);
                     out.push('\n');
                     self.open(&self.count_name, labels, out);
                     push_count(out, h.buckets.count());
@@ -128,6 +128,34 @@ impl FamilyText {
         }
         out.push_str(&self.tail);
     }
+}
+
+/// Appends a float sample (a histogram's `_sum`, a gauge's value) as
+/// `format` writes any value, except that from `1e21` on in magnitude, and
+/// below `1e-7` (zero aside), it is written in scientific notation, the
+/// shortest digits that read back as `v` (`5.17e301`, `1e308`): Rust's `{}`
+/// would write every digit of its integer part (302 for `5.17e301`), or
+/// hundreds of zeros after the point. Prometheus (Go's `ParseFloat`) and
+/// OpenMetrics (`1*DIGIT ["." *DIGIT] ["e" [sign] 1*DIGIT]`) read both
+/// forms; client_golang writes `1e+308`, Rust `1e308`. Within the range
+/// the digits are `{}`'s, as `prometheus`'s `TextEncoder` writes them.
+#[inline(always)]
+fn push_float(format: TextFormat, out: &mut String, v: f64) {
+    let magnitude = v.abs();
+    if v.is_finite() && (magnitude >= 1e21 || (magnitude < 1e-7 && magnitude != 0.0)) {
+        push_scientific(out, v);
+    } else {
+        format.push_value(out, v);
+    }
+}
+
+/// `v` in scientific notation, shortest round trip.
+#[cold]
+#[inline(never)]
+fn push_scientific(out: &mut String, v: f64) {
+    use std::fmt::Write;
+    // Writing into a String cannot fail.
+    let _ = write!(out, "{v:e}");
 }
 
 /// The name `family`'s samples carry in `format`: in OpenMetrics a counter's
@@ -238,6 +266,41 @@ mod tests {
         );
         let text = written(&f, TextFormat::Prometheus, &series);
         assert!(!text.contains("trace_id"), "{text}");
+    }
+
+    #[test]
+    fn a_huge_or_tiny_sum_is_written_in_scientific_notation_that_reads_back() {
+        use gym_metrics_api::backend::Instrument;
+        let f = family(Kind::Histogram, &[], &[]);
+        let g = family(Kind::Gauge, &[], &[]);
+        for (v, text) in [
+            (5.17e301, "5.17e301"),
+            (1e308, "1e308"),
+            (f64::MAX, "1.7976931348623157e308"),
+            (1e21, "1e21"),
+            (5e-324, "5e-324"),
+            (-2.5e-8, "-2.5e-8"),
+            // Within the range: the digits `{}` writes, as before.
+            (9.999999999999999e20, "999999999999999900000"),
+            (Instrument::MAX_DURATION_MS, "18446744073709.55"),
+            (1e-7, "0.0000001"),
+            (0.0, "0"),
+            (2.5, "2.5"),
+        ] {
+            for format in [TextFormat::Prometheus, TextFormat::OpenMetrics] {
+                let value = Value::Histogram(Histogram::classic(Buckets::Cumulative(&[1]), v));
+                let out = written(&f, format, &[(&[], value)]);
+                let line = out.lines().find(|l| l.starts_with("f_sum")).unwrap();
+                assert_eq!(line, format!("f_sum {text}"), "{format:?}");
+                assert_eq!(text.parse::<f64>(), Ok(v));
+                let out = written(&g, format, &[(&[], Value::Float(v))]);
+                assert!(out.ends_with(&format!("\nf {text}\n")), "{out}");
+            }
+        }
+        // Infinities are each format's own, as before.
+        let inf = Value::Histogram(Histogram::classic(Buckets::Cumulative(&[1]), f64::INFINITY));
+        let out = written(&f, TextFormat::OpenMetrics, &[(&[], inf)]);
+        assert!(out.contains("f_sum +Inf\n"), "{out}");
     }
 
     #[test]

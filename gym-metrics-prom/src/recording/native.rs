@@ -7,7 +7,13 @@
 //! 2^-20 s) to about twelve days, a bridged one 80, from 2^-30 to 2^50;
 //! smaller values count in the zero bucket, larger ones in the top bucket. Counts are kept at the configured schema (at
 //! least 0); a scrape lowers the schema, merging neighbours, until the
-//! buckets in use fit the bucket limit.
+//! buckets in use fit the bucket limit. At the lowest schema (-4) still over
+//! the limit, it widens the zero bucket, as client_golang does when its
+//! schema can go no lower: the lowest buckets in use fold into it (its
+//! threshold becomes the upper bound of the last one folded) until the
+//! rest fit. So a scrape never shows more than the limit, whatever the
+//! values, the schema and the limit (1 or more), and its count is always the
+//! zero bucket's plus every bucket's.
 //!
 //! The bucket is found without a loop or a data-dependent branch: the
 //! value's exponent gives the doubling, and the top 9 bits of its mantissa
@@ -230,7 +236,8 @@ impl Layout {
     }
 
     /// What a scrape shows of `counts` (one per slot): the schema lowered
-    /// until the buckets in use fit the limit.
+    /// until the buckets in use fit the limit, and at the lowest schema the
+    /// zero bucket widened until they do.
     pub(crate) fn reading(&self, counts: &[u64]) -> Reading {
         let mut positive = Side {
             first_key: self.first_key,
@@ -244,12 +251,18 @@ impl Layout {
             positive = positive.lowered();
             schema -= 1;
         }
-        Reading {
+        let mut reading = Reading {
             schema: schema as i8,
             zero_threshold: self.zero_threshold,
             zero_count: counts.first().copied().unwrap_or(0),
             positive,
+        };
+        // At the lowest schema and still over the limit: widen the zero
+        // bucket, as client_golang does when its schema can go no lower.
+        if in_use(&reading.positive) > self.bucket_limit {
+            reading.widen_zero_bucket(self.bucket_limit);
         }
+        reading
     }
 }
 
@@ -264,6 +277,41 @@ pub(crate) struct Reading {
 }
 
 impl Reading {
+    /// Folds the lowest buckets in use into the zero bucket until at most
+    /// `limit` are left: the zero threshold becomes the upper bound of the
+    /// last bucket folded (`2^(key · 2^-schema)`), so each value still lies
+    /// in the bucket that counts it, and the zero bucket's count takes
+    /// theirs (the total is unchanged).
+    fn widen_zero_bucket(&mut self, limit: usize) {
+        let side = &mut self.positive;
+        let mut in_use = side.counts.iter().filter(|&&c| c != 0).count();
+        let mut folded = 0;
+        for &c in &side.counts {
+            if in_use <= limit {
+                break;
+            }
+            folded += 1;
+            if c != 0 {
+                self.zero_count = self.zero_count.wrapping_add(c);
+                in_use -= 1;
+            }
+        }
+        if folded == 0 {
+            return;
+        }
+        let last_folded = side.first_key + folded as i32 - 1;
+        // The bucket's upper bound, exact at the schemas a widening happens
+        // at (the lowest: `2^(16 · key)`).
+        let schema = i32::from(self.schema);
+        self.zero_threshold = if schema <= 0 {
+            2f64.powi(last_folded.saturating_mul(1 << -schema))
+        } else {
+            2f64.powf(f64::from(last_folded) / f64::from(1 << schema))
+        };
+        side.counts.drain(..folded);
+        side.first_key = last_folded + 1;
+    }
+
     /// The values counted: the zero bucket's and every bucket's.
     pub(crate) fn total(&self) -> u64 {
         (self.positive.counts.iter()).fold(self.zero_count, |total, &c| total.wrapping_add(c))
@@ -439,6 +487,127 @@ mod tests {
         let key = p.first_key + p.counts.iter().position(|&c| c == 1).unwrap() as i32;
         // Schema -2: bucket 1 is (1, 16].
         assert_eq!(key, 1);
+    }
+
+    /// The buckets in use of `r`.
+    fn in_use(r: &Reading) -> usize {
+        r.positive.counts.iter().filter(|&&c| c != 0).count()
+    }
+
+    #[test]
+    fn at_the_lowest_schema_the_zero_bucket_widens_until_the_limit_holds() {
+        // A bridged layout (2^-30 to 2^50): schema -4 alone leaves six
+        // buckets in use, one value in each; a limit of 1 keeps the top one.
+        let layout = Layout::new(-4, 1, -30, 80);
+        let values = [1e-8, 1e-3, 10.0, 1e6, 1e11, 1e15];
+        let mut counts = vec![0u64; layout.slots()];
+        for v in values {
+            counts[layout.slot(v)] += 1;
+        }
+        counts[0] = 3; // three values at or below 2^-30
+        let r = layout.reading(&counts);
+        assert_eq!((r.schema, in_use(&r)), (MIN_SCHEMA, 1), "{r:?}");
+        assert_eq!((r.total(), r.zero_count), (9, 8), "{r:?}");
+        // The top value's bucket at schema -4 is key 4, (2^48, 2^64]: 1e15
+        // is in it, and the zero bucket ends where it starts.
+        let key =
+            r.positive.first_key + r.positive.counts.iter().position(|&c| c != 0).unwrap() as i32;
+        assert_eq!((key, oracle(1e15, -4)), (4, 4));
+        assert_eq!(r.zero_threshold, 2f64.powi(48));
+        assert!(values[..5].iter().all(|&v| v <= r.zero_threshold));
+        // Two allowed: the two highest remain, the zero bucket ends at 2^32.
+        let r = Layout::new(-4, 2, -30, 80).reading(&counts);
+        assert_eq!(
+            (in_use(&r), r.zero_count, r.zero_threshold),
+            (2, 7, 2f64.powi(32))
+        );
+        // Within the limit at -4 already: the zero bucket is left alone.
+        let r = Layout::new(-4, 6, -30, 80).reading(&counts);
+        assert_eq!(
+            (in_use(&r), r.zero_count, r.zero_threshold),
+            (6, 3, 2f64.powi(-30))
+        );
+        // A duration layout, at any schema it starts from, limit 1.
+        for schema in [-4, 0, 3, 8] {
+            let layout = Layout::durations(NativeConfig {
+                schema,
+                bucket_limit: 1,
+            });
+            let mut counts = vec![0u64; layout.slots()];
+            for ms in [0.01f64, 1.0, 300.0, 7e4, 1e8] {
+                counts[layout.slot(ms * 1e6)] += 1;
+            }
+            let r = layout.reading(&counts);
+            assert_eq!(
+                (r.schema, in_use(&r), r.total()),
+                (MIN_SCHEMA, 1, 5),
+                "{schema}: {r:?}"
+            );
+        }
+    }
+
+    /// A value of any magnitude a layout sees, zero included.
+    fn any_magnitude() -> impl proptest::strategy::Strategy<Value = f64> {
+        use proptest::prelude::*;
+        prop_oneof![
+            1 => Just(0.0),
+            1 => Just(f64::MAX),
+            8 => (-45i32..60, 0.0f64..1.0).prop_map(|(e, m)| 2f64.powi(e) * (1.0 + m)),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 512, failure_persistence: None, ..Default::default() })]
+
+        /// Any values, any schema Prometheus takes, any limit of 1 or more:
+        /// the buckets in use fit the limit, every value is counted once
+        /// (the count a scrape writes is the zero bucket's plus every
+        /// bucket's), and each lies in the bucket that counts it.
+        #[test]
+        fn any_values_any_schema_any_limit_fit_and_keep_every_count(
+            values in proptest::collection::vec(any_magnitude(), 0..300),
+            schema in MIN_SCHEMA..=MAX_SCHEMA,
+            limit in proptest::prop_oneof![1usize..8, 1usize..400],
+            range in 0usize..3,
+        ) {
+            let (lowest, octaves) = [(-10, 40), (-20, 40), (-30, 80)][range];
+            let layout = Layout::new(schema, limit, lowest, octaves);
+            let mut counts = vec![0u64; layout.slots()];
+            for &v in &values {
+                counts[layout.slot(v)] += 1;
+            }
+            let r = layout.reading(&counts);
+            proptest::prop_assert!(in_use(&r) <= limit, "{} > {limit}: {r:?}", in_use(&r));
+            proptest::prop_assert_eq!(r.total(), values.len() as u64);
+            proptest::prop_assert_eq!(
+                r.total(),
+                r.zero_count + r.positive.counts.iter().sum::<u64>()
+            );
+            proptest::prop_assert!(r.schema <= schema.max(MIN_SCHEMA));
+            proptest::prop_assert!(r.zero_threshold >= 2f64.powi(lowest));
+            // A widened zero bucket ends where the first bucket starts.
+            let width = 2f64.powi(-i32::from(r.schema));
+            if r.zero_threshold > 2f64.powi(lowest) {
+                proptest::prop_assert_eq!(r.schema, MIN_SCHEMA);
+                let first_lower = 2f64.powf(f64::from(r.positive.first_key - 1) * width);
+                proptest::prop_assert_eq!(first_lower, r.zero_threshold, "{:?}", r);
+            }
+            // Each value within the range, clear of a bound, is in the zero
+            // bucket or in a bucket in use at its key.
+            let top = 2f64.powi(lowest + octaves);
+            for &v in &values {
+                let at = v.log2() / width;
+                if v <= 2f64.powi(lowest) || v >= top || (at - at.round()).abs() < 1e-9 {
+                    continue;
+                }
+                let key = oracle(v, i32::from(r.schema));
+                let counted = usize::try_from(key - r.positive.first_key)
+                    .ok()
+                    .and_then(|i| r.positive.counts.get(i))
+                    .is_some_and(|&c| c != 0);
+                proptest::prop_assert!(counted || v <= r.zero_threshold, "{v}: {r:?}");
+            }
+        }
     }
 
     /// The `q` quantile of the values counted in `r`, as Prometheus

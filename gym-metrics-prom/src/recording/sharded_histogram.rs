@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::time::Duration;
 
-use gym_metrics_api::backend::{Boundaries, Exemplar};
+use gym_metrics_api::backend::{Boundaries, Exemplar, Instrument};
 use gym_metrics_kit::PerThread;
 
 use super::bucket_search::BucketSearch;
@@ -161,7 +161,8 @@ impl ShardedHistogram {
             Some(succeeded) => self.record_duration_outcome(duration, succeeded),
             None => self.record_duration(duration),
         }
-        if let Some(exemplar) = exemplar {
+        // A duration dropped as too long leaves no exemplar either.
+        if let Some(exemplar) = exemplar.filter(|_| duration <= Instrument::MAX_DURATION) {
             let nanos = duration_nanos(duration);
             let value = nanos as f64 / NANOS_PER_MILLI;
             self.exemplars
@@ -169,12 +170,16 @@ impl ShardedHistogram {
         }
     }
 
-    /// A duration of 584 years or more (saturating): a tail call, so that
-    /// the hot path keeps no register for the saturating arithmetic.
+    /// A duration of 584 years or more: a tail call, so that the hot path
+    /// keeps no register for the saturating arithmetic. Past `u64::MAX`
+    /// nanoseconds ([`Instrument::MAX_DURATION`]) it is dropped, as the
+    /// facade drops it, never saturated into the sum.
     #[cold]
     #[inline(never)]
     fn record_long(&self, duration: Duration, succeeded: bool) {
-        self.record_nanos(duration_nanos(duration), succeeded);
+        if duration <= Instrument::MAX_DURATION {
+            self.record_nanos(duration_nanos(duration), succeeded);
+        }
     }
 
     /// Records one value in milliseconds and its outcome: the success count
@@ -554,13 +559,22 @@ mod tests {
         h.record_duration(Duration::from_nanos(100_000_001)); // just past 100 ms
         h.record(0.1); // 100 µs
         h.record(0.2);
-        h.record_duration(Duration::MAX); // u64::MAX ns: the sum carries, never wraps
+        // The longest taken: u64::MAX ns; the sum carries, never wraps.
+        h.record_duration(Duration::from_nanos(u64::MAX));
         h.record(f64::INFINITY); // dropped
         h.record(-1.0); // dropped
+                        // Longer than u64::MAX ns, or 1e308 ms: dropped, never saturated.
+        h.record_duration(Duration::MAX);
+        h.record_duration_outcome(
+            Duration::from_nanos(u64::MAX) + Duration::from_nanos(1),
+            true,
+        );
+        h.record(1e308);
+        h.record_outcome(f64::MAX, true);
         let s = h.snapshot();
         assert_eq!(s.bucket_counts[0], 2);
         assert_eq!(s.bucket_counts[1], 1);
-        assert_eq!(s.bucket_counts[15], 1);
+        assert_eq!((s.bucket_counts[15], s.count(), s.successes), (1, 4, 0));
         assert_eq!(s.sum, (100_300_001.0 + u64::MAX as f64) / 1e6);
         h.record_duration(Duration::from_millis(5)); // the integer sum restarted
         assert_eq!(h.snapshot().sum, s.sum + 5.0);

@@ -6,6 +6,7 @@
 //! process of its own, and under plain `cargo test` such a test runs again,
 //! alone, in a child process.
 
+mod absurd_durations;
 mod app_registry;
 mod bad_input_props;
 mod basic_auth_admission;

@@ -14,7 +14,7 @@ mod names;
 mod recorder;
 mod storage;
 
-pub use cells::{CounterCell, CounterSink, GaugeCell, HistogramCell};
+pub use cells::{CounterCell, CounterSink, GaugeCell, HistogramCell, MAX_HISTOGRAM_VALUE};
 pub use instruments::{Bridged, Instruments};
 pub use names::{bridged_family_name, gym_families, sample_names, FamilyNames, NameRefused};
 pub use recorder::{MetricsBridgeRecorder, MetricsBridgeStats, MetricsRecorderTaken};

@@ -235,7 +235,9 @@ impl PrometheusBuilder {
     }
 
     /// The most native buckets one series shows (default 160): a scrape
-    /// lowers the schema, merging neighbours, until the buckets in use fit.
+    /// lowers the schema, merging neighbours, until the buckets in use fit;
+    /// at the lowest schema (-4) it widens the zero bucket over the lowest
+    /// ones, as client_golang does, so the limit holds for every setting.
     /// `GYM_METRICS_NATIVE_HISTOGRAM_BUCKET_LIMIT` sets it too.
     ///
     /// # Errors

@@ -156,12 +156,23 @@ impl<T: Send + Sync + 'static> GaugeFn for GaugeCell<T> {
 /// Whether a dropped histogram value was logged in this process.
 static DROP_LOGGED: AtomicBool = AtomicBool::new(false);
 
+/// The largest value a bridged histogram takes: 2^512 (about 1.3e154), far
+/// past anything measured in any unit, and small enough that no number of
+/// records can push a sum to `+Inf` (it would take 2^512 of them).
+///
+/// ```
+/// use gym_metrics_kit::bridge::MAX_HISTOGRAM_VALUE;
+/// assert!(MAX_HISTOGRAM_VALUE > 1e154 && (MAX_HISTOGRAM_VALUE * 2f64.powi(511)).is_finite());
+/// ```
+pub const MAX_HISTOGRAM_VALUE: f64 = f64::from_bits((1023 + 512) << 52);
+
 /// A histogram series of either backend (`sink`, what records), behind
-/// the one rule for what a bridged histogram takes: a finite, non-negative
-/// value, as the gym facade's durations. A negative value would make the
-/// `_sum` negative, which strict OpenMetrics parsers refuse for the whole
-/// scrape; NaN and the infinities would poison the sum for ever. Such
-/// values are dropped and counted here
+/// the one rule for what a bridged histogram takes: a value from 0 to
+/// [`MAX_HISTOGRAM_VALUE`], as the gym facade takes durations up to
+/// 584 years. A negative value would make the `_sum` negative, which strict
+/// OpenMetrics parsers refuse for the whole scrape; NaN, the infinities and
+/// absurd finite values (`1e308` then `f64::MAX`) would make the sum NaN or
+/// `+Inf` for ever, on either wire. Such values are dropped and counted here
 /// ([`MetricsBridgeStats::dropped`](super::MetricsBridgeStats::dropped)).
 ///
 /// ```
@@ -174,8 +185,9 @@ static DROP_LOGGED: AtomicBool = AtomicBool::new(false);
 /// h.record(2.0);
 /// h.record(-1.0);
 /// h.record_many(f64::NAN, 3);
+/// h.record(1e308);
 /// assert_eq!(*h.sink().0.lock().unwrap(), 2.0);
-/// assert_eq!(h.dropped(), 4);
+/// assert_eq!(h.dropped(), 5);
 /// ```
 #[derive(Debug)]
 pub struct HistogramCell<H> {
@@ -205,7 +217,8 @@ impl<H> HistogramCell<H> {
         &self.sink
     }
 
-    /// The values dropped so far (negative, NaN or infinite).
+    /// The values dropped so far (negative, NaN, infinite or above
+    /// [`MAX_HISTOGRAM_VALUE`]).
     ///
     /// ```
     /// assert_eq!(gym_metrics_kit::bridge::HistogramCell::new(()).dropped(), 0);
@@ -217,16 +230,16 @@ impl<H> HistogramCell<H> {
     /// Whether `value` is taken; counts it dropped if not (and logs the
     /// first value dropped in this process).
     fn takes(&self, value: f64, times: u64) -> bool {
-        let taken = value.is_finite() && value >= 0.0;
+        let taken = (0.0..=MAX_HISTOGRAM_VALUE).contains(&value);
         if !taken {
             self.dropped.fetch_add(times, Ordering::Relaxed);
             if !DROP_LOGGED.swap(true, Ordering::Relaxed) {
                 log::warn!(
                     target: "gym_metrics",
-                    "dropped {value} recorded into a bridged metrics histogram: a histogram takes \
-                     finite, non-negative values (a negative one would make its _sum negative, \
-                     which OpenMetrics parsers refuse); counted in MetricsBridgeStats::dropped, \
-                     logged once"
+                    "dropped {value:e} recorded into a bridged metrics histogram: a histogram \
+                     takes values from 0 to {MAX_HISTOGRAM_VALUE:e} (a negative one would make \
+                     its _sum negative, which OpenMetrics parsers refuse, and a larger one could \
+                     make it +Inf); counted in MetricsBridgeStats::dropped, logged once"
                 );
             }
         }
@@ -259,6 +272,28 @@ mod tests {
         fn add(&self, delta: u64) {
             self.0.lock().unwrap().push(delta);
         }
+    }
+
+    #[test]
+    fn a_histogram_takes_zero_to_the_largest_and_its_sum_stays_finite() {
+        struct Sum(Mutex<f64>);
+        impl HistogramFn for Sum {
+            fn record(&self, v: f64) {
+                *self.0.lock().unwrap() += v;
+            }
+        }
+        assert_eq!(MAX_HISTOGRAM_VALUE, 2f64.powi(512));
+        let h = HistogramCell::new(Sum(Mutex::new(0.0)));
+        for v in [0.0, -0.0, 5e-324, MAX_HISTOGRAM_VALUE] {
+            h.record(v);
+        }
+        assert_eq!(h.dropped(), 0);
+        // The issue's pair: 1e308 then f64::MAX made the sum +Inf for ever.
+        for v in [1e308, f64::MAX, MAX_HISTOGRAM_VALUE * 2.0, -1.0, f64::NAN] {
+            h.record(v);
+        }
+        assert_eq!(h.dropped(), 5);
+        assert_eq!(*h.sink().0.lock().unwrap(), MAX_HISTOGRAM_VALUE);
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! | `bridge` (feature `metrics-bridge`) | the `metrics` crate bridged into a backend: registry, series, cardinality cap, recorder, over a backend's storage |
 //! | [`install`] | the one install sequence of every backend's `install` |
 //! | [`settings`] | what both backends' builders set alike (role, boundaries, resource, Gym's settings, extra families) |
+//! | `recording` (feature `recording`) | the one recording core of both backends: per-thread histogram shards with native buckets and exemplar slots, the HTTP series, the fleet gauge and fleet |
 //! | `process` (feature `process`) | this process's CPU, memory, descriptors and threads, from /proc |
 //! | `memory` (feature `process`) | NeMo Gym's memory gauges: an orchestrator's servers' process trees and the host, sampled every interval |
 //! | `tls` (feature `tls`) | the one PEM loader: certificates and private keys |
@@ -33,6 +34,8 @@ pub mod naming;
 mod per_thread;
 #[cfg(feature = "process")]
 pub mod process;
+#[cfg(feature = "recording")]
+pub mod recording;
 pub mod redact;
 pub mod resource;
 pub mod settings;

@@ -918,8 +918,16 @@ mod tests {
 
     #[test]
     fn http_dup_in_the_environment_turns_the_old_http_histogram_on() {
-        assert!(from(&[("OTEL_SEMCONV_STABILITY_OPT_IN", "database,http/dup")]).settings.http_dup);
-        assert!(!from(&[("OTEL_SEMCONV_STABILITY_OPT_IN", "http")]).settings.http_dup);
+        assert!(
+            from(&[("OTEL_SEMCONV_STABILITY_OPT_IN", "database,http/dup")])
+                .settings
+                .http_dup
+        );
+        assert!(
+            !from(&[("OTEL_SEMCONV_STABILITY_OPT_IN", "http")])
+                .settings
+                .http_dup
+        );
         assert!(!from(&[]).settings.http_dup);
     }
 
@@ -957,7 +965,10 @@ mod tests {
             ("GYM_METRICS_OTEL_SHUTDOWN_TIMEOUT", "700"),
         ]);
         assert_eq!(b.settings.service_name.as_deref(), Some("lab"));
-        assert_eq!(b.settings.resource_attributes, [("team".into(), "rl".into())]);
+        assert_eq!(
+            b.settings.resource_attributes,
+            [("team".into(), "rl".into())]
+        );
         assert_eq!(b.exporter, MetricsExporter::Console);
         assert_eq!(b.protocol.protocol, OtlpProtocol::Grpc);
         assert!(matches!(b.endpoint, Some(CollectorUrl::Base { .. })));

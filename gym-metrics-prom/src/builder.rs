@@ -22,9 +22,9 @@ use crate::guard::PrometheusGuard;
 use crate::handle::PrometheusHandle;
 use crate::listen_address::ListenAddress;
 use crate::recorder::PrometheusRecorder;
-use crate::recording::native::{NativeConfig, NativeHistogramError};
-use crate::recording::GymMetrics;
 use crate::resource::Resource;
+use gym_metrics_kit::recording::GymMetrics;
+use gym_metrics_kit::recording::{NativeConfig, NativeHistogramError};
 
 /// Configures the Prometheus backend.
 ///

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use gym_metrics_kit::env::{parse_number, EnvVars, OtelEnv};
 
 use crate::error::ConfigError;
-use crate::recording::native::NativeConfig;
+use gym_metrics_kit::recording::NativeConfig;
 
 /// `OTEL_EXPORTER_PROMETHEUS_HOST`: the listen host (default `localhost`).
 pub(crate) const HOST_VAR: &str = "OTEL_EXPORTER_PROMETHEUS_HOST";

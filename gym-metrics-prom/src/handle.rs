@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::exposition::collector::GymCollector;
 use crate::exposition::format::TextFormat;
 use crate::exposition::Exposition;
-use crate::recording::fleet_sd::SharedFleetSd;
+use gym_metrics_kit::recording::SharedFleetSd;
 
 /// The `Content-Type` of [`PrometheusHandle::render`]'s output.
 ///

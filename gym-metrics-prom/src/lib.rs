@@ -114,7 +114,6 @@ mod listen_address;
 #[cfg(feature = "metrics-bridge")]
 mod metrics_bridge;
 mod recorder;
-mod recording;
 mod resource;
 mod scope;
 
@@ -130,13 +129,13 @@ pub use guard::PrometheusGuard;
 /// limit), given to the builder's `with_metrics_bridge`.
 #[cfg(feature = "metrics-bridge")]
 pub use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
+pub use gym_metrics_kit::recording::NativeHistogramError;
 pub use handle::{
     PrometheusHandle, OPENMETRICS_CONTENT_TYPE, PROTOBUF_CONTENT_TYPE, TEXT_CONTENT_TYPE,
 };
 #[cfg(feature = "metrics-bridge")]
 pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};
 pub use recorder::PrometheusRecorder;
-pub use recording::native::NativeHistogramError;
 pub use scope::{SCOPE_NAME, SCOPE_VERSION};
 
 /// The environment variable naming the web configuration file

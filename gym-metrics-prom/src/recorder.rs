@@ -6,7 +6,7 @@ use std::time::Duration;
 use gym_metrics_api::backend::{Exemplar, Recorder, SpanGroups};
 use gym_metrics_api::{FleetTarget, HttpServerRequest, Role};
 
-use crate::recording::GymMetrics;
+use gym_metrics_kit::recording::GymMetrics;
 
 /// The Prometheus backend's recorder: per-thread shards, summed at scrape time.
 ///
@@ -91,7 +91,7 @@ impl Recorder for PrometheusRecorder {
 
     #[inline]
     fn record_http_server_request(&self, request: &HttpServerRequest) {
-        self.metrics.http_server_duration.record(request);
+        self.metrics.http_server_request_duration.record(request);
     }
 
     fn publish_fleet_targets(&self, targets: &[FleetTarget]) {

@@ -215,7 +215,7 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
 /// rebuilt for the flag and tokio's own loom mode stays off.
 const LOOM_MODELS: &[(&str, &str)] = &[
     ("gym-metrics-kit", "tally_loom"),
-    ("gym-metrics-prom", "sharded_histogram_loom"),
+    ("gym-metrics-kit", "sharded_histogram_loom"),
 ];
 
 /// `cargo xtask loom`: every loom model, in the dev profile (a model runs in

@@ -24,12 +24,12 @@ use gym_metrics_kit::VerifyCounts;
 use super::http_server_duration::{self, HttpServerDurationSeries};
 use super::model::{gather_order, Buckets, Family, Histogram, HttpSeries, Kind, Value};
 use super::process::{ProcessFamily, ProcessValue, PROCESS_FAMILIES};
-use crate::recording::fleet_gauge::FleetGauge;
-use crate::recording::http_histogram::HttpSeriesKey;
-use crate::recording::sharded_histogram::HistogramSnapshot;
-use crate::recording::GymMetrics;
 use crate::resource::Resource;
 use crate::scope::{SCOPE_NAME, SCOPE_VERSION};
+use gym_metrics_kit::recording::FleetGauge;
+use gym_metrics_kit::recording::GymMetrics;
+use gym_metrics_kit::recording::HistogramSnapshot;
+use gym_metrics_kit::recording::HttpSeriesKey;
 
 const TARGET_INFO_HELP: &str = "Target metadata";
 
@@ -240,7 +240,7 @@ impl GymFamilies {
             GymFamily::histogram(
                 &Instrument::HTTP_SERVER_REQUEST_DURATION,
                 Source::HttpServer,
-                m.http_server_duration.boundaries(),
+                m.http_server_request_duration.boundaries(),
             ),
         ];
         if m.servers_active.is_some() {
@@ -312,7 +312,7 @@ impl Readings {
             succeeded: verifications.successes,
         };
         let mut http: Vec<HttpSeries> = m
-            .http_server_duration
+            .http_server_request_duration
             .snapshot()
             .into_iter()
             .map(|(key, counts)| (HttpSeriesKey::labels(&key), counts))
@@ -353,7 +353,7 @@ mod tests {
         let metrics = Arc::new(GymMetrics::new(
             role,
             Boundaries::default(),
-            crate::recording::native::NativeConfig::default(),
+            gym_metrics_kit::recording::NativeConfig::default(),
         ));
         GymFamilies::new(metrics, &resource, process, false)
     }

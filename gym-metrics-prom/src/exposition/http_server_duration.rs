@@ -52,14 +52,14 @@ pub(crate) fn derive(stable: &[HttpSeries]) -> Vec<HttpServerDurationSeries> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recording::sharded_histogram::HistogramSnapshot;
+    use gym_metrics_kit::recording::HistogramSnapshot;
 
     fn stable(labels: Labels, buckets: Vec<u64>, sum: f64) -> HttpSeries {
         let snapshot = HistogramSnapshot {
             bucket_counts: buckets,
             sum,
             successes: 0,
-            native: crate::recording::native::Layout::seconds(Default::default()).reading(&[]),
+            native: gym_metrics_kit::recording::Layout::seconds(Default::default()).reading(&[]),
             exemplars: Vec::new(),
         };
         (labels, snapshot)

@@ -12,6 +12,8 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+#[cfg(feature = "prometheus-registry")]
+pub(crate) mod app_registry;
 #[cfg(feature = "prometheus-collector")]
 pub(crate) mod collector;
 pub(crate) mod format;
@@ -21,8 +23,6 @@ pub(crate) mod memory;
 pub(crate) mod model;
 mod process;
 pub(crate) mod protobuf;
-#[cfg(feature = "prometheus-registry")]
-pub(crate) mod app_registry;
 pub(crate) mod writer;
 
 use format::TextFormat;

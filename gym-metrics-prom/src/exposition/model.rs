@@ -7,9 +7,9 @@ use std::borrow::Cow;
 
 use gym_metrics_api::backend::InstrumentKind;
 
-pub(crate) use crate::recording::exemplars::ExemplarSample;
-pub(crate) use crate::recording::native::{Reading as Native, Side};
-use crate::recording::sharded_histogram::HistogramSnapshot;
+pub(crate) use gym_metrics_kit::recording::ExemplarSample;
+use gym_metrics_kit::recording::HistogramSnapshot;
+pub(crate) use gym_metrics_kit::recording::{Reading as Native, Side};
 
 /// A series' own labels, sorted by name.
 pub(crate) type Labels = Vec<(&'static str, &'static str)>;

@@ -243,7 +243,7 @@ mod tests {
     fn an_exemplar_follows_its_bucket_in_openmetrics_only() {
         use gym_metrics_api::backend::Exemplar;
         let f = family(Kind::Histogram, &[], &[0.5]);
-        let exemplar = crate::recording::exemplars::ExemplarSample {
+        let exemplar = gym_metrics_kit::recording::ExemplarSample {
             exemplar: Exemplar::new([0xab; 16], [0xcd; 8]).unwrap(),
             value: 0.25,
             timestamp: 1_700_000_000.5,

@@ -24,7 +24,7 @@ use series::HistogramSeries;
 
 use crate::exposition::gym::GymFamilies;
 use crate::exposition::Exposition;
-use crate::recording::native::{Layout, NativeConfig};
+use gym_metrics_kit::recording::{Layout, NativeConfig};
 
 /// The `metrics` crate bridged into this backend's exposition: `counter!`,
 /// `gauge!` and `histogram!` from the application and from its dependencies

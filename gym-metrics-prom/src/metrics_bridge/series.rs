@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use metrics::HistogramFn;
 
-use crate::recording::native::{Layout, Reading};
+use gym_metrics_kit::recording::{Layout, Reading};
 
 /// A histogram's counts per bucket (the last is `+Inf`), per native slot,
 /// and its sum. Its values are finite and never negative (the kit's
@@ -108,7 +108,7 @@ mod tests {
     #[test]
     fn a_histogram_buckets_le_inclusive_drops_nan_and_sums() {
         let layout = Arc::new(Layout::any(
-            crate::recording::native::NativeConfig::default(),
+            gym_metrics_kit::recording::NativeConfig::default(),
         ));
         let h = HistogramSeries::new(&[1.0, 10.0], layout);
         h.record(1.0);

@@ -11,22 +11,36 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
+use crate::PerThread;
 use gym_metrics_api::backend::Boundaries;
 use gym_metrics_api::backend::Instrument;
 use gym_metrics_api::{HttpMethod, HttpServerRequest, UrlScheme};
-use gym_metrics_kit::PerThread;
 
 use super::native::{Layout, NativeConfig};
 use super::sharded_histogram::HistogramSnapshot;
 
 /// The attribute tuple identifying one series.
+///
+/// ```
+/// use gym_metrics_api::{HttpMethod, UrlScheme};
+/// let key = gym_metrics_kit::recording::HttpSeriesKey {
+///     method: HttpMethod::Post, route: Some("/verify"), status_code: Some("200"),
+///     scheme: UrlScheme::Http, error_type: None,
+/// };
+/// assert_eq!(key.labels()[0], ("http_request_method", "POST"));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct HttpSeriesKey {
-    pub(crate) method: HttpMethod,
-    pub(crate) route: Option<&'static str>,
-    pub(crate) status_code: Option<&'static str>,
-    pub(crate) scheme: UrlScheme,
-    pub(crate) error_type: Option<&'static str>,
+pub struct HttpSeriesKey {
+    /// `http.request.method`.
+    pub method: HttpMethod,
+    /// `http.route`: the route template, when the request matched one.
+    pub route: Option<&'static str>,
+    /// `http.response.status_code`, when a response was sent.
+    pub status_code: Option<&'static str>,
+    /// `url.scheme`.
+    pub scheme: UrlScheme,
+    /// `error.type`, when the request failed.
+    pub error_type: Option<&'static str>,
 }
 
 impl HttpSeriesKey {
@@ -42,7 +56,17 @@ impl HttpSeriesKey {
 
     /// `(label name, value)` pairs sorted by name, as OpenTelemetry's
     /// exporter orders attributes.
-    pub(crate) fn labels(&self) -> Vec<(&'static str, &'static str)> {
+    ///
+    /// ```
+    /// use gym_metrics_api::{HttpMethod, UrlScheme};
+    /// let key = gym_metrics_kit::recording::HttpSeriesKey {
+    ///     method: HttpMethod::Get, route: None, status_code: None,
+    ///     scheme: UrlScheme::Https, error_type: Some("timeout"),
+    /// };
+    /// let names: Vec<_> = key.labels().into_iter().map(|(n, _)| n).collect();
+    /// assert_eq!(names, ["error_type", "http_request_method", "url_scheme"]);
+    /// ```
+    pub fn labels(&self) -> Vec<(&'static str, &'static str)> {
         let mut labels = Vec::with_capacity(5);
         if let Some(error) = self.error_type {
             labels.push(("error_type", error));
@@ -60,7 +84,7 @@ impl HttpSeriesKey {
 }
 
 /// One series' counts as a scrape reads them (`successes` stays 0).
-pub(crate) type HttpSeriesCounts = HistogramSnapshot;
+pub type HttpSeriesCounts = HistogramSnapshot;
 
 /// One series' counts in one shard: per bucket (`+Inf` last), per native
 /// slot, and the sum.
@@ -71,9 +95,22 @@ struct Counts {
     sum: f64,
 }
 
-/// The HTTP server request histogram of one process.
+/// The HTTP server request histogram of one process: per-thread shards of
+/// one series per attribute tuple, in seconds.
+///
+/// ```
+/// use std::time::Duration;
+/// use gym_metrics_api::{HttpMethod, HttpServerRequest, UrlScheme};
+/// use gym_metrics_kit::recording::{HttpServerHistogram, NativeConfig};
+/// let h = HttpServerHistogram::new(NativeConfig::default());
+/// let ms_40 = Duration::from_millis(40);
+/// h.record(&HttpServerRequest::new(HttpMethod::Get, Some("/x"), UrlScheme::Http, Some(200), ms_40));
+/// let series = h.snapshot();
+/// assert_eq!(series.len(), 1);
+/// assert_eq!(series.values().next().map(|c| c.count()), Some(1));
+/// ```
 #[derive(Debug)]
-pub(crate) struct HttpServerHistogram {
+pub struct HttpServerHistogram {
     boundaries: Boundaries,
     native: Layout,
     shards: PerThread<Series>,
@@ -87,7 +124,14 @@ pub(crate) struct HttpServerHistogram {
 type Series = Mutex<Vec<(HttpSeriesKey, Counts)>>;
 
 impl HttpServerHistogram {
-    pub(crate) fn new(native: NativeConfig) -> Self {
+    /// An empty histogram on the semantic conventions' boundaries, with
+    /// native buckets as `native` says.
+    ///
+    /// ```
+    /// use gym_metrics_kit::recording::{HttpServerHistogram, NativeConfig};
+    /// assert!(HttpServerHistogram::new(NativeConfig::default()).snapshot().is_empty());
+    /// ```
+    pub fn new(native: NativeConfig) -> Self {
         Self {
             boundaries: Boundaries::new(Instrument::HTTP_SERVER_DURATION_BOUNDARIES_S.to_vec())
                 .unwrap_or_default(),
@@ -106,12 +150,21 @@ impl HttpServerHistogram {
         }
     }
 
-    pub(crate) fn boundaries(&self) -> &Boundaries {
+    /// The bucket bounds, in seconds.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Instrument;
+    /// use gym_metrics_kit::recording::{HttpServerHistogram, NativeConfig};
+    /// let h = HttpServerHistogram::new(NativeConfig::default());
+    /// assert_eq!(h.boundaries().as_slice(), Instrument::HTTP_SERVER_DURATION_BOUNDARIES_S);
+    /// ```
+    pub fn boundaries(&self) -> &Boundaries {
         &self.boundaries
     }
 
+    /// Counts one request in its series (see [`HttpServerHistogram`]).
     #[inline]
-    pub(crate) fn record(&self, request: &HttpServerRequest) {
+    pub fn record(&self, request: &HttpServerRequest) {
         let key = HttpSeriesKey::of(request);
         let value = request.duration_s();
         let bucket = self.boundaries.bucket_index(value);
@@ -136,7 +189,7 @@ impl HttpServerHistogram {
     }
 
     /// Every series, summed over the shards, in label order.
-    pub(crate) fn snapshot(&self) -> BTreeMap<HttpSeriesKey, HttpSeriesCounts> {
+    pub fn snapshot(&self) -> BTreeMap<HttpSeriesKey, HttpSeriesCounts> {
         let mut totals: BTreeMap<HttpSeriesKey, Counts> = BTreeMap::new();
         for shard in self.shards.iter().chain([&self.exited]) {
             let series = shard.lock().unwrap_or_else(PoisonError::into_inner);

@@ -13,7 +13,7 @@
 /// index of the bucket just above the bounds of the slots below
 /// (`u32::MAX` for a slot holding two bounds).
 #[derive(Debug)]
-pub(crate) struct SlotBuckets {
+pub struct SlotBuckets {
     per_slot: Box<[(u64, u32)]>,
 }
 
@@ -21,12 +21,7 @@ impl SlotBuckets {
     /// The buckets of these increasing bounds (in nanoseconds) by slot,
     /// `slot` giving a value's slot among `slots`, the first bucket's index
     /// being `first`.
-    pub(crate) fn new(
-        bounds: &[u64],
-        slots: usize,
-        slot: impl Fn(u64) -> usize,
-        first: usize,
-    ) -> Self {
+    pub fn new(bounds: &[u64], slots: usize, slot: impl Fn(u64) -> usize, first: usize) -> Self {
         let mut below = 0;
         let per_slot = (0..slots)
             .map(|s| {
@@ -49,7 +44,7 @@ impl SlotBuckets {
     /// `u32::MAX` where the slot does not settle it (it holds two bounds,
     /// or it is past the last slot).
     #[inline(always)]
-    pub(crate) fn index(&self, slot: usize, nanos: u64) -> usize {
+    pub fn index(&self, slot: usize, nanos: u64) -> usize {
         match self.per_slot.get(slot) {
             Some(&(within, index)) => index as usize + usize::from(nanos > within),
             None => usize::MAX,

@@ -3,10 +3,10 @@
 
 /// A duration in whole nanoseconds, saturating at `u64::MAX` (584 years):
 /// the API's conversion, the one the facade's defaults use.
-pub(crate) use gym_metrics_api::backend::{duration_nanos, short_duration_nanos};
+pub use gym_metrics_api::backend::{duration_nanos, short_duration_nanos};
 
 /// Nanoseconds in a millisecond.
-pub(crate) const NANOS_PER_MILLI: f64 = 1_000_000.0;
+pub const NANOS_PER_MILLI: f64 = 1_000_000.0;
 
 /// The most milliseconds a record takes: `u64::MAX` nanoseconds (584 years).
 const MAX_MILLIS: f64 = gym_metrics_api::backend::Instrument::MAX_DURATION_MS;
@@ -16,7 +16,7 @@ const MAX_MILLIS: f64 = gym_metrics_api::backend::Instrument::MAX_DURATION_MS;
 /// and `f64::MAX` are), so that a direct call drops them as the facade does
 /// instead of saturating them into the sum.
 #[inline(always)]
-pub(crate) fn millis_nanos(ms: f64) -> Option<u64> {
+pub fn millis_nanos(ms: f64) -> Option<u64> {
     // At MAX_MILLIS the product rounds to 2^64, which `as` takes to u64::MAX.
     (0.0..=MAX_MILLIS)
         .contains(&ms)

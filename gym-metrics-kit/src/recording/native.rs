@@ -31,16 +31,26 @@ pub const MAX_SCHEMA: i8 = 8;
 pub const DEFAULT_BUCKET_LIMIT: usize = 160;
 
 /// The native histograms' settings: the schema and the bucket limit.
+///
+/// ```
+/// use gym_metrics_kit::recording::NativeConfig;
+/// let c = NativeConfig::default().with_schema(5)?.with_bucket_limit(40)?;
+/// assert_eq!((c.schema, c.bucket_limit), (5, 40));
+/// # Ok::<(), gym_metrics_kit::recording::NativeHistogramError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct NativeConfig {
-    pub(crate) schema: i8,
-    pub(crate) bucket_limit: usize,
+pub struct NativeConfig {
+    /// Bucket `k` holds `(2^((k-1)/2^schema), 2^(k/2^schema)]`; from
+    /// [`MIN_SCHEMA`] to [`MAX_SCHEMA`].
+    pub schema: i8,
+    /// The most buckets a scrape shows per series (at least 1).
+    pub bucket_limit: usize,
 }
 
 /// A native-histogram setting this backend cannot use.
 ///
 /// ```
-/// let e = gym_metrics_prom::PrometheusBuilder::new().native_histogram_schema(9).unwrap_err();
+/// let e = gym_metrics_kit::recording::NativeConfig::default().with_schema(9).unwrap_err();
 /// assert!(e.to_string().contains("from -4 to 8"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -58,7 +68,14 @@ pub enum NativeHistogramError {
 
 impl NativeConfig {
     /// These settings with `schema`.
-    pub(crate) fn with_schema(self, schema: i8) -> Result<Self, NativeHistogramError> {
+    ///
+    /// ```
+    /// use gym_metrics_kit::recording::{NativeConfig, MIN_SCHEMA};
+    /// assert_eq!(NativeConfig::default().with_schema(MIN_SCHEMA)?.schema, -4);
+    /// assert!(NativeConfig::default().with_schema(-5).is_err());
+    /// # Ok::<(), gym_metrics_kit::recording::NativeHistogramError>(())
+    /// ```
+    pub fn with_schema(self, schema: i8) -> Result<Self, NativeHistogramError> {
         match schema {
             MIN_SCHEMA..=MAX_SCHEMA => Ok(Self { schema, ..self }),
             _ => Err(NativeHistogramError::Schema(schema)),
@@ -66,10 +83,14 @@ impl NativeConfig {
     }
 
     /// These settings with `bucket_limit`.
-    pub(crate) fn with_bucket_limit(
-        self,
-        bucket_limit: usize,
-    ) -> Result<Self, NativeHistogramError> {
+    ///
+    /// ```
+    /// use gym_metrics_kit::recording::NativeConfig;
+    /// assert_eq!(NativeConfig::default().with_bucket_limit(1)?.bucket_limit, 1);
+    /// assert!(NativeConfig::default().with_bucket_limit(0).is_err());
+    /// # Ok::<(), gym_metrics_kit::recording::NativeHistogramError>(())
+    /// ```
+    pub fn with_bucket_limit(self, bucket_limit: usize) -> Result<Self, NativeHistogramError> {
         match bucket_limit {
             0 => Err(NativeHistogramError::BucketLimit),
             _ => Ok(Self {
@@ -99,7 +120,7 @@ const CELLS: usize = 1 << CELL_BITS;
 
 /// Where the values of one unit go: the layout of one histogram's counts.
 #[derive(Debug, Clone)]
-pub(crate) struct Layout {
+pub struct Layout {
     /// The schema counts are kept at (at least 0).
     schema: u8,
     /// The schema a scrape shows at most.
@@ -126,26 +147,51 @@ impl Layout {
     /// The layout for durations given in whole nanoseconds, bucketed as
     /// milliseconds (the unit they are exported in): from 2^-10 ms (about
     /// 1 µs). The record path then needs no division.
-    pub(crate) fn durations(config: NativeConfig) -> Self {
+    ///
+    /// ```
+    /// use gym_metrics_kit::recording::{Layout, NativeConfig};
+    /// let layout = Layout::durations(NativeConfig::default());
+    /// assert_eq!(layout.slot(0.0), 0); // zero nanoseconds: the zero bucket
+    /// assert!(layout.slot(1e6) > 0); // a millisecond
+    /// ```
+    pub fn durations(config: NativeConfig) -> Self {
         Self::scaled(config.schema, config.bucket_limit, -10, 40, 1e6)
     }
 
     /// The layout for durations in seconds: from 2^-20 s (about 1 µs).
-    pub(crate) fn seconds(config: NativeConfig) -> Self {
+    ///
+    /// ```
+    /// use gym_metrics_kit::recording::{Layout, NativeConfig};
+    /// let layout = Layout::seconds(NativeConfig::default());
+    /// assert!(layout.slot(0.5) < layout.slot(2.0));
+    /// ```
+    pub fn seconds(config: NativeConfig) -> Self {
         Self::new(config.schema, config.bucket_limit, -20, 40)
     }
 
     /// The layout for values of any unit (a bridged `metrics` histogram's):
     /// from 2^-30 to 2^50.
     #[cfg(feature = "metrics-bridge")]
-    pub(crate) fn any(config: NativeConfig) -> Self {
+    ///
+    /// ```
+    /// use gym_metrics_kit::recording::{Layout, NativeConfig};
+    /// let layout = Layout::any(NativeConfig::default());
+    /// assert!(layout.slot(1e12) > layout.slot(1.0));
+    /// ```
+    pub fn any(config: NativeConfig) -> Self {
         Self::new(config.schema, config.bucket_limit, -30, 80)
     }
 
     /// The layout for values whose `octaves` kept doublings start at
     /// `2^lowest_octave`, at `schema` (clamped to what Prometheus takes),
     /// showing at most `bucket_limit` buckets (at least one).
-    pub(crate) fn new(schema: i8, bucket_limit: usize, lowest_octave: i32, octaves: i32) -> Self {
+    ///
+    /// ```
+    /// // Schema 0: one bucket per doubling, over 4 doublings from 1.
+    /// let layout = gym_metrics_kit::recording::Layout::new(0, 160, 0, 4);
+    /// assert_eq!(layout.slots(), 5);
+    /// ```
+    pub fn new(schema: i8, bucket_limit: usize, lowest_octave: i32, octaves: i32) -> Self {
         Self::scaled(schema, bucket_limit, lowest_octave, octaves, 1.0)
     }
 
@@ -154,7 +200,15 @@ impl Layout {
     /// (doubling a value doubles its bound), so the same per-cell table
     /// holds: its bounds are the mantissas of `scale · 2^(j/2^schema)`, in
     /// order, and the bias counts the ones below the zero threshold's.
-    pub(crate) fn scaled(
+    ///
+    /// ```
+    /// use gym_metrics_kit::recording::Layout;
+    /// // Nanoseconds bucketed as milliseconds, as `Layout::durations` does.
+    /// let ns = Layout::scaled(0, 160, 0, 4, 1e6);
+    /// let ms = Layout::new(0, 160, 0, 4);
+    /// assert_eq!(ns.slot(3e6), ms.slot(3.0));
+    /// ```
+    pub fn scaled(
         schema: i8,
         bucket_limit: usize,
         lowest_octave: i32,
@@ -198,7 +252,11 @@ impl Layout {
     }
 
     /// The number of counts a histogram of this layout keeps.
-    pub(crate) fn slots(&self) -> usize {
+    ///
+    /// ```
+    /// assert_eq!(gym_metrics_kit::recording::Layout::new(1, 160, 0, 3).slots(), 7);
+    /// ```
+    pub fn slots(&self) -> usize {
         self.top + 1
     }
 
@@ -206,7 +264,12 @@ impl Layout {
     /// threshold, the top slot above the range (NaN and negatives too: the
     /// callers pass neither, or a magnitude).
     #[inline(always)]
-    pub(crate) fn slot(&self, value: f64) -> usize {
+    ///
+    /// ```
+    /// let layout = gym_metrics_kit::recording::Layout::new(0, 160, 0, 4);
+    /// assert_eq!([layout.slot(0.5), layout.slot(1.5), layout.slot(1e9)], [0, 1, 4]);
+    /// ```
+    pub fn slot(&self, value: f64) -> usize {
         (self.key(value).max(0) as usize).min(self.top)
     }
 
@@ -214,7 +277,7 @@ impl Layout {
     /// past them (a caller's `get` misses, and [`Layout::slot`] then clamps
     /// it): one compare fewer on the record path.
     #[inline(always)]
-    pub(crate) fn unclamped_slot(&self, value: f64) -> usize {
+    pub fn unclamped_slot(&self, value: f64) -> usize {
         self.key(value) as u32 as usize
     }
 
@@ -238,7 +301,15 @@ impl Layout {
     /// What a scrape shows of `counts` (one per slot): the schema lowered
     /// until the buckets in use fit the limit, and at the lowest schema the
     /// zero bucket widened until they do.
-    pub(crate) fn reading(&self, counts: &[u64]) -> Reading {
+    ///
+    /// ```
+    /// let layout = gym_metrics_kit::recording::Layout::new(0, 1, 0, 4);
+    /// // Values in (1, 2] and (4, 8], a limit of 1: they share a bucket at
+    /// // schema -2, where one bucket spans four doublings.
+    /// let reading = layout.reading(&[0, 1, 0, 1, 0]);
+    /// assert_eq!(reading.schema, -2);
+    /// ```
+    pub fn reading(&self, counts: &[u64]) -> Reading {
         let mut positive = Side {
             first_key: self.first_key,
             counts: counts.get(1..).unwrap_or_default().to_vec(),
@@ -267,13 +338,25 @@ impl Layout {
 }
 
 /// A native histogram's buckets as a scrape shows them.
+///
+/// ```
+/// use gym_metrics_kit::recording::{Layout, NativeConfig};
+/// let layout = Layout::seconds(NativeConfig::default());
+/// let mut counts = vec![0; layout.slots()];
+/// counts[layout.slot(0.25)] += 1;
+/// let reading = layout.reading(&counts);
+/// assert_eq!((reading.schema, reading.zero_count), (3, 0));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Reading {
-    pub(crate) schema: i8,
-    pub(crate) zero_threshold: f64,
-    pub(crate) zero_count: u64,
+pub struct Reading {
+    /// The schema shown: the configured one, or lower to fit the limit.
+    pub schema: i8,
+    /// Values at or below this count in the zero bucket.
+    pub zero_threshold: f64,
+    /// The zero bucket's count.
+    pub zero_count: u64,
     /// The buckets above the zero bucket (the values are never negative).
-    pub(crate) positive: Side,
+    pub positive: Side,
 }
 
 impl Reading {
@@ -313,18 +396,18 @@ impl Reading {
     }
 
     /// The values counted: the zero bucket's and every bucket's.
-    pub(crate) fn total(&self) -> u64 {
+    pub fn total(&self) -> u64 {
         (self.positive.counts.iter()).fold(self.zero_count, |total, &c| total.wrapping_add(c))
     }
 }
 
 /// Buckets from a key on.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Side {
+pub struct Side {
     /// The key of `counts[0]`.
-    pub(crate) first_key: i32,
+    pub first_key: i32,
     /// One count per bucket, from `first_key` on (zeros included).
-    pub(crate) counts: Vec<u64>,
+    pub counts: Vec<u64>,
 }
 
 impl Side {

@@ -27,8 +27,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::time::Duration;
 
+use crate::PerThread;
 use gym_metrics_api::backend::{Boundaries, Exemplar, Instrument};
-use gym_metrics_kit::PerThread;
 
 use super::bucket_search::BucketSearch;
 use super::exemplars::{ExemplarSample, Exemplars};
@@ -65,34 +65,57 @@ impl Shard {
     }
 }
 
-/// A point-in-time reading of a [`ShardedHistogram`].
+/// A point-in-time reading of a [`ShardedHistogram`] (example at
+/// [`ShardedHistogram::snapshot`]).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct HistogramSnapshot {
+pub struct HistogramSnapshot {
     /// Per-bucket (non-cumulative) counts; the last entry is the `+Inf` bucket.
-    pub(crate) bucket_counts: Vec<u64>,
+    pub bucket_counts: Vec<u64>,
     /// Sum of every recorded value.
-    pub(crate) sum: f64,
+    pub sum: f64,
     /// Values recorded with [`ShardedHistogram::record_outcome`] as successes;
     /// never more than [`HistogramSnapshot::count`].
-    pub(crate) successes: u64,
+    pub successes: u64,
     /// The same values in native buckets; their total never more than
     /// [`HistogramSnapshot::count`].
-    pub(crate) native: Reading,
+    pub native: Reading,
     /// Each bucket's newest exemplar (none kept: empty).
-    pub(crate) exemplars: Vec<Option<ExemplarSample>>,
+    pub exemplars: Vec<Option<ExemplarSample>>,
 }
 
 impl HistogramSnapshot {
     /// Number of recorded values: the sum of the bucket counts.
-    pub(crate) fn count(&self) -> u64 {
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Boundaries;
+    /// use gym_metrics_kit::recording::{Layout, NativeConfig, ShardedHistogram};
+    /// let h = ShardedHistogram::new(Boundaries::default(), Layout::durations(NativeConfig::default()));
+    /// h.record(5.0);
+    /// h.record(5e6);
+    /// assert_eq!(h.snapshot().count(), 2);
+    /// ```
+    pub fn count(&self) -> u64 {
         self.bucket_counts
             .iter()
             .fold(0u64, |a, &c| a.wrapping_add(c))
     }
 }
 
-/// A fixed-boundary histogram sharded per recording thread.
-pub(crate) struct ShardedHistogram {
+/// A fixed-boundary histogram sharded per recording thread, with native
+/// buckets and an exemplar slot per bucket.
+///
+/// ```
+/// use std::time::Duration;
+/// use gym_metrics_api::backend::Boundaries;
+/// use gym_metrics_kit::recording::{Layout, NativeConfig, ShardedHistogram};
+/// let h = ShardedHistogram::new(Boundaries::new(vec![10.0])?, Layout::durations(NativeConfig::default()));
+/// h.record_duration(Duration::from_millis(4));
+/// std::thread::scope(|s| { s.spawn(|| h.record_outcome(40.0, true)); });
+/// let snapshot = h.snapshot();
+/// assert_eq!((snapshot.bucket_counts, snapshot.sum, snapshot.successes), (vec![1, 1], 44.0, 1));
+/// # Ok::<(), gym_metrics_api::backend::BoundariesError>(())
+/// ```
+pub struct ShardedHistogram {
     boundaries: Boundaries,
     search: BucketSearch,
     /// The bucket's index from the native slot, where it settles it.
@@ -108,7 +131,14 @@ impl ShardedHistogram {
     /// An empty histogram of durations in milliseconds with these upper
     /// bounds (plus the implicit `+Inf`), and native buckets laid out as
     /// `native`.
-    pub(crate) fn new(boundaries: Boundaries, native: Layout) -> Self {
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Boundaries;
+    /// use gym_metrics_kit::recording::{Layout, NativeConfig, ShardedHistogram};
+    /// let h = ShardedHistogram::new(Boundaries::default(), Layout::durations(NativeConfig::default()));
+    /// assert_eq!(h.snapshot().count(), 0);
+    /// ```
+    pub fn new(boundaries: Boundaries, native: Layout) -> Self {
         let bounds = boundaries.as_nanos();
         let slot = |nanos| native_slot(&native, nanos);
         Self {
@@ -123,7 +153,14 @@ impl ShardedHistogram {
     }
 
     /// The upper bounds, without `+Inf`.
-    pub(crate) fn boundaries(&self) -> &Boundaries {
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Boundaries;
+    /// use gym_metrics_kit::recording::{Layout, NativeConfig, ShardedHistogram};
+    /// let h = ShardedHistogram::new(Boundaries::default(), Layout::durations(NativeConfig::default()));
+    /// assert_eq!(h.boundaries(), &Boundaries::default());
+    /// ```
+    pub fn boundaries(&self) -> &Boundaries {
         &self.boundaries
     }
 
@@ -131,8 +168,17 @@ impl ShardedHistogram {
     /// infinities and negatives are dropped: the facade never passes them).
     /// Only the calling thread writes its shard, so a relaxed load followed
     /// by a store cannot lose an update.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Boundaries;
+    /// use gym_metrics_kit::recording::{Layout, NativeConfig, ShardedHistogram};
+    /// let h = ShardedHistogram::new(Boundaries::default(), Layout::durations(NativeConfig::default()));
+    /// h.record(f64::NAN);
+    /// h.record(2.5);
+    /// assert_eq!((h.snapshot().count(), h.snapshot().sum), (1, 2.5));
+    /// ```
     #[inline]
-    pub(crate) fn record(&self, value_ms: f64) {
+    pub fn record(&self, value_ms: f64) {
         if let Some(nanos) = millis_nanos(value_ms) {
             self.record_nanos(nanos, false);
         }
@@ -140,8 +186,16 @@ impl ShardedHistogram {
 
     /// Records one measured duration: integer arithmetic only, no float on
     /// the way (the facade's `Duration` calls land here).
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Boundaries;
+    /// use gym_metrics_kit::recording::{Layout, NativeConfig, ShardedHistogram};
+    /// let h = ShardedHistogram::new(Boundaries::default(), Layout::durations(NativeConfig::default()));
+    /// h.record_duration(std::time::Duration::from_micros(1500));
+    /// assert_eq!(h.snapshot().sum, 1.5);
+    /// ```
     #[inline(always)]
-    pub(crate) fn record_duration(&self, duration: Duration) {
+    pub fn record_duration(&self, duration: Duration) {
         match short_duration_nanos(duration) {
             Some(nanos) => self.record_nanos(nanos, false),
             None => self.record_long(duration, false),
@@ -151,7 +205,18 @@ impl ShardedHistogram {
     /// [`ShardedHistogram::record_duration_outcome`] (or, with no outcome,
     /// [`ShardedHistogram::record_duration`]) leaving `exemplar`, if any,
     /// as its bucket's newest.
-    pub(crate) fn record_duration_with(
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Exemplar;
+    /// use gym_metrics_api::backend::Boundaries;
+    /// use gym_metrics_kit::recording::{Layout, NativeConfig, ShardedHistogram};
+    /// let h = ShardedHistogram::new(Boundaries::default(), Layout::durations(NativeConfig::default()));
+    /// let e = Exemplar::new([1; 16], [2; 8]);
+    /// h.record_duration_with(std::time::Duration::from_millis(7), Some(true), e.as_ref());
+    /// let exemplars = h.snapshot().exemplars;
+    /// assert_eq!(exemplars.iter().flatten().map(|x| x.value).collect::<Vec<_>>(), [7.0]);
+    /// ```
+    pub fn record_duration_with(
         &self,
         duration: Duration,
         succeeded: Option<bool>,
@@ -185,16 +250,32 @@ impl ShardedHistogram {
     /// Records one value in milliseconds and its outcome: the success count
     /// lives in the same shard, so a verification costs one shard lookup, not
     /// two, and a scrape reads count and successes from one consistent pass.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Boundaries;
+    /// use gym_metrics_kit::recording::{Layout, NativeConfig, ShardedHistogram};
+    /// let h = ShardedHistogram::new(Boundaries::default(), Layout::durations(NativeConfig::default()));
+    /// h.record_outcome(3.0, true);
+    /// assert_eq!(h.snapshot().successes, 1);
+    /// ```
     #[inline]
-    pub(crate) fn record_outcome(&self, value_ms: f64, succeeded: bool) {
+    pub fn record_outcome(&self, value_ms: f64, succeeded: bool) {
         if let Some(nanos) = millis_nanos(value_ms) {
             self.record_nanos(nanos, succeeded);
         }
     }
 
     /// [`ShardedHistogram::record_outcome`] for a measured duration.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Boundaries;
+    /// use gym_metrics_kit::recording::{Layout, NativeConfig, ShardedHistogram};
+    /// let h = ShardedHistogram::new(Boundaries::default(), Layout::durations(NativeConfig::default()));
+    /// h.record_duration_outcome(std::time::Duration::from_millis(3), false);
+    /// assert_eq!((h.snapshot().count(), h.snapshot().successes), (1, 0));
+    /// ```
     #[inline(always)]
-    pub(crate) fn record_duration_outcome(&self, duration: Duration, succeeded: bool) {
+    pub fn record_duration_outcome(&self, duration: Duration, succeeded: bool) {
         match short_duration_nanos(duration) {
             Some(nanos) => self.record_nanos(nanos, succeeded),
             None => self.record_long(duration, succeeded),
@@ -382,7 +463,16 @@ impl ShardedHistogram {
     /// sum, so `successes <= count`, the native counts total at most the
     /// count, and the sum covers at least every counted value. The sum is
     /// reported in milliseconds.
-    pub(crate) fn snapshot(&self) -> HistogramSnapshot {
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Boundaries;
+    /// use gym_metrics_kit::recording::{Layout, NativeConfig, ShardedHistogram};
+    /// let h = ShardedHistogram::new(Boundaries::default(), Layout::durations(NativeConfig::default()));
+    /// h.record(40.0);
+    /// let s = h.snapshot();
+    /// assert_eq!((s.count(), s.sum, s.native.zero_count), (1, 40.0, 0));
+    /// ```
+    pub fn snapshot(&self) -> HistogramSnapshot {
         let buckets = self.boundaries.as_slice().len() + 1;
         let mut bucket_counts = vec![0u64; buckets];
         let mut native = vec![0u64; self.native.slots()];

@@ -12,7 +12,7 @@
 
 /// The bounds of one histogram, laid out for [`BucketSearch::index`].
 #[derive(Debug)]
-pub(crate) enum BucketSearch {
+pub enum BucketSearch {
     /// Up to 15 bounds with at most two in any octave `[2^k, 2^(k+1))` of
     /// nanoseconds (the 15 default bounds among them): the value's octave
     /// (its highest set bit) gives the first bound that can be at or above
@@ -31,7 +31,7 @@ pub(crate) enum BucketSearch {
 impl BucketSearch {
     /// The search for these increasing bounds in whole nanoseconds
     /// ([`gym_metrics_api::backend::Boundaries::as_nanos`], all below `u64::MAX`).
-    pub(crate) fn new(bounds_nanos: &[u64]) -> Self {
+    pub fn new(bounds_nanos: &[u64]) -> Self {
         if let Some(octaves) = Self::octaves(bounds_nanos) {
             return octaves;
         }
@@ -79,7 +79,7 @@ impl BucketSearch {
     /// Index of the bucket holding `nanos` (`le` inclusive; the number of
     /// real bounds is `+Inf`): the count of bounds below `nanos`.
     #[inline(always)]
-    pub(crate) fn index(&self, nanos: u64) -> usize {
+    pub fn index(&self, nanos: u64) -> usize {
         match self {
             Self::Octaves { first, bounds } => by_octave(first, bounds, nanos),
             Self::Sixteen(tree) => descend(tree, nanos),
@@ -190,7 +190,8 @@ mod tests {
         let search = BucketSearch::new(&default.as_nanos());
         // The fast search: no octave holds more than two default bounds.
         assert!(format!("{search:?}").starts_with("Octaves"), "{search:?}");
-        for v in [0.0, 100.0, 100.5, 2500.0, 3_600_000.0, 3_600_000.5, 1e300] {
+        let max = gym_metrics_api::backend::Instrument::MAX_DURATION_MS;
+        for v in [0.0, 100.0, 100.5, 2500.0, 3_600_000.0, 3_600_000.5, max] {
             let nanos = millis_nanos(v).unwrap();
             assert_eq!(search.index(nanos), default.bucket_index(v), "{v}");
         }

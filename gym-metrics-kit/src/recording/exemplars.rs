@@ -12,24 +12,32 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use gym_metrics_api::backend::Exemplar;
 
 /// One exemplar as a scrape shows it.
+///
+/// ```
+/// use gym_metrics_api::backend::Exemplar;
+/// let e = Exemplar::new([1; 16], [2; 8]).unwrap();
+/// let s = gym_metrics_kit::recording::ExemplarSample { exemplar: e, value: 40.0, timestamp: 1.7e9 };
+/// assert_eq!(s.exemplar, e);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct ExemplarSample {
-    pub(crate) exemplar: Exemplar,
+pub struct ExemplarSample {
+    /// The trace and span it came from.
+    pub exemplar: Exemplar,
     /// The recorded value, in the histogram's unit.
-    pub(crate) value: f64,
+    pub value: f64,
     /// When it was recorded, in seconds since the Unix epoch.
-    pub(crate) timestamp: f64,
+    pub timestamp: f64,
 }
 
 /// One slot per bucket, each holding the newest exemplar.
 #[derive(Debug)]
-pub(crate) struct Exemplars {
+pub struct Exemplars {
     slots: Box<[Mutex<Option<ExemplarSample>>]>,
 }
 
 impl Exemplars {
     /// Empty slots for `buckets` buckets.
-    pub(crate) fn new(buckets: usize) -> Self {
+    pub fn new(buckets: usize) -> Self {
         Self {
             slots: (0..buckets).map(|_| Mutex::new(None)).collect(),
         }
@@ -37,7 +45,7 @@ impl Exemplars {
 
     /// Keeps `exemplar` of `value` as bucket `bucket`'s newest, unless its
     /// slot is held right now.
-    pub(crate) fn offer(&self, bucket: usize, exemplar: &Exemplar, value: f64) {
+    pub fn offer(&self, bucket: usize, exemplar: &Exemplar, value: f64) {
         let timestamp = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64());
@@ -51,7 +59,7 @@ impl Exemplars {
     }
 
     /// Each bucket's newest exemplar.
-    pub(crate) fn read(&self) -> Vec<Option<ExemplarSample>> {
+    pub fn read(&self) -> Vec<Option<ExemplarSample>> {
         let read = |slot: &Mutex<_>| *slot.lock().unwrap_or_else(PoisonError::into_inner);
         self.slots.iter().map(read).collect()
     }

@@ -21,7 +21,7 @@ use crate::exposition::Exposition;
 use crate::guard::PrometheusGuard;
 use crate::handle::PrometheusHandle;
 use crate::listen_address::ListenAddress;
-use crate::recorder::PrometheusRecorder;
+use crate::PrometheusRecorder;
 use crate::resource::Resource;
 use gym_metrics_kit::recording::GymMetrics;
 use gym_metrics_kit::recording::{NativeConfig, NativeHistogramError};

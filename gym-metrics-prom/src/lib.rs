@@ -105,15 +105,12 @@ mod builder;
 mod endpoint;
 mod endpoint_env;
 mod error;
-#[cfg(feature = "exemplars")]
-mod exemplar;
 mod exposition;
 mod guard;
 mod handle;
 mod listen_address;
 #[cfg(feature = "metrics-bridge")]
 mod metrics_bridge;
-mod recorder;
 mod resource;
 mod scope;
 
@@ -135,7 +132,11 @@ pub use handle::{
 };
 #[cfg(feature = "metrics-bridge")]
 pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};
-pub use recorder::PrometheusRecorder;
+/// The Prometheus backend's recorder: the kit's one recorder of the gym
+/// instruments, into per-thread shards summed at scrape time. Obtained
+/// from [`PrometheusBuilder::build`] (or installed by
+/// [`PrometheusBuilder::install`]).
+pub use gym_metrics_kit::recording::GymRecorder as PrometheusRecorder;
 pub use scope::{SCOPE_NAME, SCOPE_VERSION};
 
 /// The environment variable naming the web configuration file

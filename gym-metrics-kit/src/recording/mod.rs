@@ -3,7 +3,9 @@
 //! read at each scrape or collection. Per-thread shards of classic and
 //! native histogram counts with their exemplar slots ([`ShardedHistogram`]),
 //! the HTTP server histogram's series ([`HttpServerHistogram`]), the fleet
-//! gauge and the published fleet, all held by [`GymMetrics`]. A backend
+//! gauge and the published fleet, all held by [`GymMetrics`] and written
+//! through one [`GymRecorder`]. With feature `exemplars`, a timer started
+//! in an OpenTelemetry span leaves its ids on its bucket. A backend
 //! renders what [`ShardedHistogram::snapshot`] reads (the Prometheus
 //! exposition) and keeps no second copy of any of it.
 //!
@@ -18,6 +20,8 @@
 //! ```
 
 mod bucket_search;
+#[cfg(feature = "exemplars")]
+mod exemplar_context;
 mod exemplars;
 mod fleet_gauge;
 mod fleet_sd;
@@ -25,6 +29,7 @@ mod http_histogram;
 mod instruments;
 mod nanos;
 mod native;
+mod recorder;
 mod sharded_histogram;
 mod slot_buckets;
 
@@ -37,4 +42,5 @@ pub use native::{
     Layout, NativeConfig, NativeHistogramError, Reading, Side, DEFAULT_BUCKET_LIMIT,
     DEFAULT_SCHEMA, MAX_SCHEMA, MIN_SCHEMA,
 };
+pub use recorder::{ExemplarFilter, GymRecorder};
 pub use sharded_histogram::{HistogramSnapshot, ShardedHistogram};

@@ -1,7 +1,7 @@
 //! The exemplar of the current OpenTelemetry context (feature `exemplars`):
 //! the span `opentelemetry::Context::current()` holds, which
 //! `tracing-opentelemetry` sets from the current `tracing` span, when it is
-//! valid and sampled.
+//! valid (and sampled, under the trace-based filter).
 //!
 //! `Context::current()` panics once its thread-local is destroyed, as in a
 //! thread-local destructor that starts a timer. [`READABLE`] is made after
@@ -32,12 +32,12 @@ thread_local! {
     };
 }
 
-/// The current span's trace and span ids, if it is valid and sampled; none
-/// on a thread whose context is gone.
-pub(crate) fn current() -> Option<Exemplar> {
+/// The current span's trace and span ids, if it is valid (and sampled,
+/// when `sampled_only`); none on a thread whose context is gone.
+pub(crate) fn current(sampled_only: bool) -> Option<Exemplar> {
     let read = || {
         READABLE
-            .try_with(|_| Context::map_current(of))
+            .try_with(|_| Context::map_current(|c| of(c, sampled_only)))
             .ok()
             .flatten()
     };
@@ -45,10 +45,10 @@ pub(crate) fn current() -> Option<Exemplar> {
 }
 
 /// The exemplar of `context`'s span.
-fn of(context: &Context) -> Option<Exemplar> {
+fn of(context: &Context, sampled_only: bool) -> Option<Exemplar> {
     let span = context.span();
     let span = span.span_context();
-    if !span.is_valid() || !span.is_sampled() {
+    if !span.is_valid() || (sampled_only && !span.is_sampled()) {
         return None;
     }
     Exemplar::new(span.trace_id().to_bytes(), span.span_id().to_bytes())

@@ -29,6 +29,26 @@ impl Exemplar {
         (trace_id != [0; 16] && span_id != [0; 8]).then_some(Self { trace_id, span_id })
     }
 
+    /// The trace id's 16 bytes, as OTLP carries them.
+    ///
+    /// ```
+    /// let e = gym_metrics_api::backend::Exemplar::new([7; 16], [1; 8]).unwrap();
+    /// assert_eq!((e.trace_id(), e.span_id()), ([7; 16], [1; 8]));
+    /// ```
+    pub fn trace_id(&self) -> [u8; 16] {
+        self.trace_id
+    }
+
+    /// The span id's 8 bytes, as OTLP carries them.
+    ///
+    /// ```
+    /// let e = gym_metrics_api::backend::Exemplar::new([7; 16], [2; 8]).unwrap();
+    /// assert_eq!(e.span_id(), [2; 8]);
+    /// ```
+    pub fn span_id(&self) -> [u8; 8] {
+        self.span_id
+    }
+
     /// The trace id as 32 lowercase hex digits, as `traceparent` and
     /// Prometheus' exemplar label `trace_id` write it.
     ///

@@ -16,7 +16,7 @@ mod tls;
 mod vars;
 
 pub use gym::{GymEnv, GymExporter, RUN_ID_ATTRIBUTE, SERVICE_GROUP_ATTRIBUTE};
-pub use otel::OtelEnv;
+pub use otel::{ExemplarFilter, OtelEnv};
 pub use parse::{
     parse_bool, parse_choice, parse_key_values, parse_millis, parse_millis_at_least, parse_number,
     Booleans,

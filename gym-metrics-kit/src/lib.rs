@@ -9,7 +9,7 @@
 //! | [`file`](mod@file) | reading a configured file to a size bound |
 //! | [`redact`] | keeping credentials out of errors, `Debug` and log lines |
 //! | [`resource`] | the per-process instance id and `key=value` lists |
-//! | [`PerThread`], [`VerifyTally`] | per-thread shards, and the success-rate tally built on them |
+//! | [`PerThread`] | per-thread shards, for the recording core and the `metrics` bridge |
 //! | [`naming`] | the Prometheus naming rules both backends' expositions follow |
 //! | `bridge` (feature `metrics-bridge`) | the `metrics` crate bridged into a backend: registry, series, cardinality cap, recorder, over a backend's storage |
 //! | [`install`] | the one install sequence of every backend's `install` |
@@ -39,13 +39,11 @@ pub mod recording;
 pub mod redact;
 pub mod resource;
 pub mod settings;
-mod tally;
 #[cfg(feature = "tls")]
 pub mod tls;
 
 pub use error::ConfigError;
 pub use per_thread::PerThread;
-pub use tally::{VerifyCounts, VerifyTally};
 
 /// The instrumentation scope name of every gym instrument: the OpenTelemetry
 /// meter's name, and `otel_scope_name` on every Prometheus series.

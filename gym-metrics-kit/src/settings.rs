@@ -9,7 +9,7 @@
 use gym_metrics_api::backend::Boundaries;
 use gym_metrics_api::Role;
 
-use crate::env::{GymEnv, OtelEnv};
+use crate::env::{ExemplarFilter, GymEnv, OtelEnv};
 
 /// The settings both backends' builders carry.
 ///
@@ -45,6 +45,9 @@ pub struct Settings {
     /// The old `http.server.duration` is exported beside the stable metric
     /// (`with_old_http_server_duration`, `OTEL_SEMCONV_STABILITY_OPT_IN=http/dup`).
     pub http_dup: bool,
+    /// Which timed records take their span as an exemplar
+    /// (`OTEL_METRICS_EXEMPLAR_FILTER`).
+    pub exemplar_filter: ExemplarFilter,
     /// The `metrics` crate is bridged, with these options (`with_metrics_bridge`).
     #[cfg(feature = "metrics-bridge")]
     pub metrics_bridge: Option<crate::bridge::MetricsBridgeOptions>,
@@ -60,6 +63,7 @@ impl Default for Settings {
             gym: GymEnv::default(),
             process_metrics: false,
             http_dup: false,
+            exemplar_filter: ExemplarFilter::default(),
             #[cfg(feature = "metrics-bridge")]
             metrics_bridge: None,
         }
@@ -86,5 +90,6 @@ impl Settings {
         }
         self.resource_attributes.extend(env.resource_attributes);
         self.http_dup |= env.http_dup;
+        self.exemplar_filter = env.exemplar_filter;
     }
 }

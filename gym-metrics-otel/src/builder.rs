@@ -5,12 +5,14 @@
 use std::fmt;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use gym_metrics_api::backend::{Boundaries, BoundariesError};
 use gym_metrics_api::Role;
 use gym_metrics_kit::env::{EnvVars, GymEnv, PemFile, TlsEnv};
 use gym_metrics_kit::install::{Install, ThenInstall};
+use gym_metrics_kit::recording::{GymMetrics, GymRecorder, NativeConfig};
 use gym_metrics_kit::redact::RedactedHeaders;
 use gym_metrics_kit::settings::Settings;
 
@@ -19,12 +21,14 @@ use crate::console_writer::ConsoleWriter;
 use crate::exporter_env::{
     ExporterEnv, ENV_VARIABLES, EXPORT_INTERVAL_EXPECTED, MIN_EXPORT_INTERVAL,
 };
+use crate::gym_encoding::GymEncoding;
+use crate::pipeline::{gym_meter, meter_provider, Export, Sink};
 use crate::protocol::ProtocolSetting;
 use crate::resource::build_resource;
-use crate::start::{meter_provider, Export, Sink};
+
 use crate::{
-    BuildError, ConfigError, HistogramAggregation, MetricsExporter, OtelGuard, OtelRecorder,
-    OtlpProtocol, TemporalityPreference,
+    BuildError, ConfigError, ExemplarFilter, HistogramAggregation, MetricsExporter, OtelGuard,
+    OtelRecorder, OtlpProtocol, TemporalityPreference,
 };
 
 /// Every variable the builder reads: NeMo Gym's beside the `OTEL_*` ones.
@@ -161,6 +165,7 @@ impl OtelBuilder {
     /// | `OTEL_SERVICE_NAME` | base of `service.name` (default `nemo-gym`) |
     /// | `OTEL_RESOURCE_ATTRIBUTES` | `k=v,...` extra resource attributes |
     /// | `OTEL_SEMCONV_STABILITY_OPT_IN` | `http/dup`: the old `http.server.duration` too (see [`OtelBuilder::with_old_http_server_duration`]) |
+    /// | `OTEL_METRICS_EXEMPLAR_FILTER` | `trace_based` (default), `always_on`, `always_off` (see [`ExemplarFilter`](crate::ExemplarFilter)) |
     /// | `OTEL_METRICS_EXPORTER` | `otlp` (default), `console`, `none` |
     /// | `OTEL_EXPORTER_OTLP_[METRICS_]PROTOCOL` | `http/protobuf` (default), `http/json`, `grpc`; each needs its Cargo feature (see [`OtelBuilder::protocol`]) |
     /// | `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` | URL used as is |
@@ -185,10 +190,8 @@ impl OtelBuilder {
     /// default, gRPC; `RUN_ID` (else `SLURM_JOB_ID`) is `nemo.run.id`;
     /// `SERVICE_NAME_PER_SERVER` and `SPAN_GROUPS` as in Gym.
     ///
-    /// Every value is also a builder setting, and explicit settings win. One
-    /// caveat: the `opentelemetry-otlp` exporter itself also merges
-    /// `OTEL_EXPORTER_OTLP_[METRICS_]HEADERS` (and reads `_COMPRESSION`)
-    /// from the process environment, whatever `lookup` returns.
+    /// Every value is also a builder setting, and explicit settings win;
+    /// nothing else reads the process environment (the exporter is ours).
     ///
     /// # Errors
     /// A variable with a bad value, naming the variable and the value
@@ -497,6 +500,20 @@ impl OtelBuilder {
         self
     }
 
+    /// Which timed records take their span as an exemplar
+    /// (`OTEL_METRICS_EXEMPLAR_FILTER`): `TraceBased` (the default) keeps a
+    /// timer's started inside a sampled span, newest per bucket.
+    ///
+    /// ```
+    /// use gym_metrics_otel::{ExemplarFilter, OtelBuilder};
+    /// let b = OtelBuilder::new().exemplar_filter(ExemplarFilter::AlwaysOff);
+    /// assert!(format!("{b:?}").contains("AlwaysOff"));
+    /// ```
+    pub fn exemplar_filter(mut self, filter: ExemplarFilter) -> Self {
+        self.settings.exemplar_filter = filter;
+        self
+    }
+
     /// Where the console exporter writes its JSON lines (default: standard output).
     ///
     /// ```
@@ -757,10 +774,27 @@ impl OtelBuilder {
             MetricsExporter::Console => Sink::Console(self.console_writer.clone()),
             MetricsExporter::Otlp => self.otlp_sink()?,
         };
+        // The one recording core, as on the Prometheus backend; native
+        // buckets at the default schema feed the exponential histograms.
+        let metrics = GymMetrics::new(
+            self.settings.role.clone(),
+            self.settings.boundaries.clone(),
+            NativeConfig::default(),
+        )
+        // Gym's orchestrator profiles only while telemetry exports.
+        .with_memory_profiling(memory_profiling);
+        let metrics = Arc::new(metrics);
+        let gym = GymEncoding::new(
+            Arc::clone(&metrics),
+            self.temporality,
+            self.histogram_aggregation,
+            self.settings.http_dup,
+        );
         let export = Export {
             sink,
             interval: self.export_interval,
             temporality: self.temporality,
+            gym: Arc::new(gym),
         };
         #[cfg(feature = "metrics-bridge")]
         let bridge_limit = self.settings.metrics_bridge.as_ref().map(|f| f.limit());
@@ -771,22 +805,20 @@ impl OtelBuilder {
             }
             provider
         };
-        let provider = meter_provider(resource, self.histogram_aggregation, export, views)?;
+        let provider = meter_provider(resource, export, views)?;
+        let meter = gym_meter(&provider);
+        crate::verify_instruments::register(&meter, &metrics);
         if self.settings.process_metrics && gym_metrics_kit::process::available("gym-metrics-otel")
         {
-            crate::process_instruments::register(&crate::recorder::gym_meter(&provider));
+            crate::process_instruments::register(&meter);
         }
-        let recorder = OtelRecorder::new(
-            &provider,
-            self.settings.role,
-            &self.settings.boundaries,
-            self.settings.http_dup,
-        )
-        .with_span_groups(self.settings.gym.span_groups())
-        // Gym's orchestrator profiles only while telemetry exports.
-        .with_memory_profiling(&provider, memory_profiling);
+        if let Some(profiler) = &metrics.memory {
+            crate::memory_instruments::register(&meter, profiler);
+        }
+        let recorder = GymRecorder::new(Arc::clone(&metrics), self.settings.gym.span_groups())
+            .with_exemplar_filter(self.settings.exemplar_filter);
         let guard = OtelGuard::new(Some(provider.clone()), self.shutdown_timeout)
-            .with_memory_profiler(recorder.memory_profiler());
+            .with_memory_profiler(metrics.memory.clone());
         #[cfg(feature = "metrics-bridge")]
         let guard = match self.settings.metrics_bridge {
             Some(options) => {
@@ -899,7 +931,8 @@ impl fmt::Debug for OtelBuilder {
             .field("tls", &self.tls)
             .field("gym", &self.settings.gym)
             .field("process_metrics", &self.settings.process_metrics)
-            .field("http_dup", &self.settings.http_dup);
+            .field("http_dup", &self.settings.http_dup)
+            .field("exemplar_filter", &self.settings.exemplar_filter);
         #[cfg(feature = "metrics-bridge")]
         f.field("metrics_bridge", &self.settings.metrics_bridge);
         f.finish()

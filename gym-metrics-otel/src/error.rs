@@ -75,13 +75,6 @@ impl gym_metrics_kit::install::InstallFailure for BuildError {
     const ALREADY_INSTALLED: Self = Self::AlreadyInstalled;
 }
 
-#[cfg(any(feature = "grpc", feature = "http-proto", feature = "http-json"))]
-impl From<opentelemetry_otlp::ExporterBuildError> for BuildError {
-    fn from(e: opentelemetry_otlp::ExporterBuildError) -> Self {
-        BuildError::Exporter(gym_metrics_kit::redact::redact_urls(&e.to_string()).into_owned())
-    }
-}
-
 /// Shutdown did not complete cleanly. The process can exit regardless: no
 /// thread of the backend keeps it alive.
 ///

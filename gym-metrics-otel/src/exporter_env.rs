@@ -41,11 +41,12 @@ use crate::{
 /// assert!(ENV_VARIABLES.iter().all(|v| asked.borrow().iter().any(|a| a == v)));
 /// # Ok::<(), gym_metrics_otel::ConfigError>(())
 /// ```
-pub const ENV_VARIABLES: [&str; 26] = [
+pub const ENV_VARIABLES: [&str; 27] = [
     SDK_DISABLED,
     OtelEnv::SERVICE_NAME,
     OtelEnv::RESOURCE_ATTRIBUTES,
     OtelEnv::SEMCONV_STABILITY_OPT_IN,
+    OtelEnv::EXEMPLAR_FILTER,
     METRICS_EXPORTER,
     METRICS_PROTOCOL,
     PROTOCOL,

@@ -2,7 +2,6 @@
 //! `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION`.
 
 use gym_metrics_kit::env::parse_choice;
-use opentelemetry_sdk::metrics::Aggregation;
 
 use crate::ConfigError;
 
@@ -18,14 +17,11 @@ pub enum HistogramAggregation {
     /// The catalogue's (or the builder's) explicit bucket boundaries (the default).
     #[default]
     ExplicitBuckets,
-    /// Base-2 exponential buckets (160 buckets, scale up to 20), min and max recorded.
+    /// Base-2 exponential buckets, straight from the recording core's native
+    /// cells: scale 3 (eight buckets per doubling, lowered to fit), at most
+    /// 160 buckets wide, as the specification's default `max_size`.
     Base2Exponential,
 }
-
-/// Buckets of an exponential histogram (the OpenTelemetry default).
-const EXPONENTIAL_MAX_SIZE: u32 = 160;
-/// Highest resolution of an exponential histogram (the OpenTelemetry default).
-const EXPONENTIAL_MAX_SCALE: i8 = 20;
 
 impl HistogramAggregation {
     /// Parses `explicit_bucket_histogram` or `base2_exponential_bucket_histogram`.
@@ -51,20 +47,5 @@ impl HistogramAggregation {
             ),
         ];
         parse_choice(variable, value, &words, "")
-    }
-
-    /// The SDK aggregation that overrides the instrument's explicit
-    /// boundaries, or `None` to keep them.
-    pub(crate) fn sdk_override(self) -> Option<Aggregation> {
-        match self {
-            HistogramAggregation::ExplicitBuckets => None,
-            HistogramAggregation::Base2Exponential => {
-                Some(Aggregation::Base2ExponentialHistogram {
-                    max_size: EXPONENTIAL_MAX_SIZE,
-                    max_scale: EXPONENTIAL_MAX_SCALE,
-                    record_min_max: true,
-                })
-            }
-        }
     }
 }

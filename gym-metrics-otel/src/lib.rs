@@ -48,7 +48,6 @@
 
 mod builder;
 mod collector_url;
-mod console_exporter;
 mod console_writer;
 mod deadline;
 mod error;
@@ -56,27 +55,28 @@ mod export_log;
 mod exporter_choice;
 mod exporter_env;
 mod guard;
+mod gym_encoding;
 mod gym_settings;
 mod histogram_aggregation;
-mod http_attributes;
 mod memory_instruments;
 mod meter_provider;
 #[cfg(feature = "metrics-bridge")]
 mod metrics_bridge;
+mod pipeline;
 // The OTLP transports, one Cargo feature each; none: console and `none` only.
 #[cfg(any(feature = "grpc", feature = "http-proto", feature = "http-json"))]
 mod otlp;
 mod process_instruments;
 mod protocol;
-mod recorder;
+mod request_exporter;
 mod resource;
-mod start;
 mod temporality;
 #[cfg(all(
     feature = "tls",
     any(feature = "grpc", feature = "http-proto", feature = "http-json")
 ))]
 mod tls;
+mod verify_instruments;
 
 pub use builder::OtelBuilder;
 pub use error::{BuildError, ConfigError, FlushError, ShutdownError};
@@ -87,10 +87,18 @@ pub use guard::OtelGuard;
 /// limit), given to the builder's `with_metrics_bridge`.
 #[cfg(feature = "metrics-bridge")]
 pub use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
+/// Which timed records take their span as an exemplar
+/// (`OTEL_METRICS_EXEMPLAR_FILTER`).
+pub use gym_metrics_kit::env::ExemplarFilter;
+/// The OpenTelemetry backend's recorder: the kit's one recorder of the gym
+/// instruments, into the recording core that every export encodes as OTLP
+/// (the same per-thread shards, native buckets and exemplars as the
+/// Prometheus backend's). Obtained from [`OtelBuilder::build`] (or
+/// installed by [`OtelBuilder::install`]).
+pub use gym_metrics_kit::recording::GymRecorder as OtelRecorder;
 pub use gym_metrics_kit::{SCOPE_NAME, SCOPE_VERSION};
 pub use histogram_aggregation::HistogramAggregation;
 #[cfg(feature = "metrics-bridge")]
 pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};
 pub use protocol::OtlpProtocol;
-pub use recorder::OtelRecorder;
 pub use temporality::TemporalityPreference;

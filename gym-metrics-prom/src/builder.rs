@@ -21,8 +21,8 @@ use crate::exposition::Exposition;
 use crate::guard::PrometheusGuard;
 use crate::handle::PrometheusHandle;
 use crate::listen_address::ListenAddress;
-use crate::PrometheusRecorder;
 use crate::resource::Resource;
+use crate::PrometheusRecorder;
 use gym_metrics_kit::recording::GymMetrics;
 use gym_metrics_kit::recording::{NativeConfig, NativeHistogramError};
 
@@ -285,6 +285,21 @@ impl PrometheusBuilder {
         self
     }
 
+    /// Which timed records take their span as an exemplar (feature
+    /// `exemplars`; `OTEL_METRICS_EXEMPLAR_FILTER`): `TraceBased` (the
+    /// default) keeps a timer's started inside a sampled span, newest per
+    /// bucket.
+    ///
+    /// ```
+    /// use gym_metrics_kit::env::ExemplarFilter;
+    /// let b = gym_metrics_prom::PrometheusBuilder::new().exemplar_filter(ExemplarFilter::AlwaysOff);
+    /// assert!(format!("{b:?}").contains("AlwaysOff"));
+    /// ```
+    pub fn exemplar_filter(mut self, filter: gym_metrics_kit::env::ExemplarFilter) -> Self {
+        self.settings.exemplar_filter = filter;
+        self
+    }
+
     /// At shutdown ([`PrometheusGuard::shutdown`] or dropping the guard),
     /// keep serving until one more scrape of `/metrics`, rendered after
     /// shutdown was asked for, has been written out in full, or `max_wait`
@@ -541,7 +556,8 @@ impl PrometheusBuilder {
             None => handle,
         };
         Ok((
-            PrometheusRecorder::new(metrics, self.settings.gym.span_groups()),
+            PrometheusRecorder::new(metrics, self.settings.gym.span_groups())
+                .with_exemplar_filter(self.settings.exemplar_filter),
             handle,
         ))
     }

@@ -26,12 +26,13 @@ pub(crate) const NATIVE_SCHEMA_VAR: &str = "GYM_METRICS_NATIVE_HISTOGRAM_SCHEMA"
 pub(crate) const NATIVE_BUCKET_LIMIT_VAR: &str = "GYM_METRICS_NATIVE_HISTOGRAM_BUCKET_LIMIT";
 
 /// Every variable [`crate::PrometheusBuilder::from_env`] reads.
-pub(crate) const VARIABLES: [&str; 8] = [
+pub(crate) const VARIABLES: [&str; 9] = [
     HOST_VAR,
     PORT_VAR,
     OtelEnv::SERVICE_NAME,
     OtelEnv::RESOURCE_ATTRIBUTES,
     OtelEnv::SEMCONV_STABILITY_OPT_IN,
+    OtelEnv::EXEMPLAR_FILTER,
     WEB_CONFIG_FILE_VAR,
     NATIVE_SCHEMA_VAR,
     NATIVE_BUCKET_LIMIT_VAR,

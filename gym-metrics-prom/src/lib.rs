@@ -126,17 +126,17 @@ pub use guard::PrometheusGuard;
 /// limit), given to the builder's `with_metrics_bridge`.
 #[cfg(feature = "metrics-bridge")]
 pub use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
+/// The Prometheus backend's recorder: the kit's one recorder of the gym
+/// instruments, into per-thread shards summed at scrape time. Obtained
+/// from [`PrometheusBuilder::build`] (or installed by
+/// [`PrometheusBuilder::install`]).
+pub use gym_metrics_kit::recording::GymRecorder as PrometheusRecorder;
 pub use gym_metrics_kit::recording::NativeHistogramError;
 pub use handle::{
     PrometheusHandle, OPENMETRICS_CONTENT_TYPE, PROTOBUF_CONTENT_TYPE, TEXT_CONTENT_TYPE,
 };
 #[cfg(feature = "metrics-bridge")]
 pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};
-/// The Prometheus backend's recorder: the kit's one recorder of the gym
-/// instruments, into per-thread shards summed at scrape time. Obtained
-/// from [`PrometheusBuilder::build`] (or installed by
-/// [`PrometheusBuilder::install`]).
-pub use gym_metrics_kit::recording::GymRecorder as PrometheusRecorder;
 pub use scope::{SCOPE_NAME, SCOPE_VERSION};
 
 /// The environment variable naming the web configuration file

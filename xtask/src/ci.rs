@@ -214,7 +214,6 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
 /// `--cfg loom` for that crate alone (`cargo rustc`), so no dependency is
 /// rebuilt for the flag and tokio's own loom mode stays off.
 const LOOM_MODELS: &[(&str, &str)] = &[
-    ("gym-metrics-kit", "tally_loom"),
     ("gym-metrics-kit", "sharded_histogram_loom"),
 ];
 

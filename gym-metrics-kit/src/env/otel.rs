@@ -2,13 +2,13 @@
 //! the resource attributes every series or data point carries, and which
 //! HTTP semantic conventions to emit.
 
-use crate::env::{parse_key_values, EnvVars};
+use crate::env::{parse_choice, parse_key_values, EnvVars};
 use crate::ConfigError;
 
 /// `OTEL_SERVICE_NAME` (the base of `service.name`),
-/// `OTEL_RESOURCE_ATTRIBUTES` (`key=value,...`, values percent-encoded)
-/// and `OTEL_SEMCONV_STABILITY_OPT_IN`, as the environment gives them; a
-/// blank value counts as unset.
+/// `OTEL_RESOURCE_ATTRIBUTES` (`key=value,...`, values percent-encoded),
+/// `OTEL_SEMCONV_STABILITY_OPT_IN` and `OTEL_METRICS_EXEMPLAR_FILTER`, as
+/// the environment gives them; a blank value counts as unset.
 ///
 /// ```
 /// use gym_metrics_kit::env::{EnvVars, OtelEnv};
@@ -36,6 +36,51 @@ pub struct OtelEnv {
     /// instrumentations do. Unset, or `http`, means the stable metric only
     /// (where those instrumentations, unset, emit the old one only).
     pub http_dup: bool,
+    /// `OTEL_METRICS_EXEMPLAR_FILTER` (`trace_based` when unset).
+    pub exemplar_filter: ExemplarFilter,
+}
+
+/// Which records may carry an exemplar (`OTEL_METRICS_EXEMPLAR_FILTER`):
+/// only a timer's, and only with a span in its context (an exemplar here
+/// always names its trace and span).
+///
+/// ```
+/// use gym_metrics_kit::env::ExemplarFilter;
+/// assert_eq!(ExemplarFilter::default(), ExemplarFilter::TraceBased);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExemplarFilter {
+    /// Records inside a sampled span (the specification's default).
+    #[default]
+    TraceBased,
+    /// Records inside any valid span, sampled or not.
+    AlwaysOn,
+    /// None.
+    AlwaysOff,
+}
+
+impl ExemplarFilter {
+    /// `OTEL_METRICS_EXEMPLAR_FILTER`'s words: `trace_based`, `always_on`,
+    /// `always_off` (case-insensitive).
+    ///
+    /// # Errors
+    /// Any other word, naming `variable` and the value.
+    ///
+    /// ```
+    /// use gym_metrics_kit::env::ExemplarFilter;
+    /// let v = "OTEL_METRICS_EXEMPLAR_FILTER";
+    /// assert_eq!(ExemplarFilter::parse(v, "ALWAYS_OFF"), Ok(ExemplarFilter::AlwaysOff));
+    /// assert!(ExemplarFilter::parse(v, "sometimes").is_err());
+    /// ```
+    pub fn parse(variable: &'static str, value: &str) -> Result<Self, ConfigError> {
+        let words = [
+            ("trace_based", Self::TraceBased),
+            ("always_on", Self::AlwaysOn),
+            ("always_off", Self::AlwaysOff),
+        ];
+        parse_choice(variable, value, &words, "")
+    }
 }
 
 impl OtelEnv {
@@ -56,11 +101,16 @@ impl OtelEnv {
     /// use gym_metrics_kit::env::OtelEnv;
     /// assert!(OtelEnv::VARIABLES.contains(&OtelEnv::SERVICE_NAME));
     /// ```
-    pub const VARIABLES: [&'static str; 3] = [
+    pub const VARIABLES: [&'static str; 4] = [
         Self::SERVICE_NAME,
         Self::RESOURCE_ATTRIBUTES,
         Self::SEMCONV_STABILITY_OPT_IN,
+        Self::EXEMPLAR_FILTER,
     ];
+
+    /// `OTEL_METRICS_EXEMPLAR_FILTER`: which timed records take their
+    /// span as an exemplar ([`ExemplarFilter`]).
+    pub const EXEMPLAR_FILTER: &'static str = "OTEL_METRICS_EXEMPLAR_FILTER";
 
     /// Reads the variables from `vars`.
     ///
@@ -92,6 +142,10 @@ impl OtelEnv {
             http_dup: match vars.first(&[Self::SEMCONV_STABILITY_OPT_IN]) {
                 Some((name, list)) => http_dup(name, list)?,
                 None => false,
+            },
+            exemplar_filter: match vars.first(&[Self::EXEMPLAR_FILTER]) {
+                Some((name, value)) => ExemplarFilter::parse(name, value)?,
+                None => ExemplarFilter::default(),
             },
         })
     }

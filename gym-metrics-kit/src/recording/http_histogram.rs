@@ -205,6 +205,7 @@ impl HttpServerHistogram {
         }
         let snapshot = |c: Counts| HistogramSnapshot {
             native: self.native.reading(&c.native),
+            native_counts: c.native,
             bucket_counts: c.buckets,
             sum: c.sum,
             successes: 0,

@@ -42,5 +42,5 @@ pub use native::{
     Layout, NativeConfig, NativeHistogramError, Reading, Side, DEFAULT_BUCKET_LIMIT,
     DEFAULT_SCHEMA, MAX_SCHEMA, MIN_SCHEMA,
 };
-pub use recorder::{ExemplarFilter, GymRecorder};
+pub use recorder::GymRecorder;
 pub use sharded_histogram::{HistogramSnapshot, ShardedHistogram};

@@ -360,6 +360,29 @@ pub struct Reading {
 }
 
 impl Reading {
+    /// This reading with at most `width` buckets from its lowest in use to
+    /// its highest, zeros between included (what OpenTelemetry's exponential
+    /// histograms count as their size, 160 by default): the schema is
+    /// lowered, merging neighbours, until they fit or it reaches -10.
+    ///
+    /// ```
+    /// let layout = gym_metrics_kit::recording::Layout::new(0, 160, 0, 8);
+    /// let dense = layout.reading(&[0, 1, 0, 0, 0, 0, 0, 1, 0]).within_width(2);
+    /// assert_eq!((dense.schema, dense.positive.counts.iter().sum::<u64>()), (-2, 2));
+    /// ```
+    pub fn within_width(mut self, width: usize) -> Self {
+        let used = |side: &Side| {
+            let first = side.counts.iter().position(|&c| c != 0);
+            let last = side.counts.iter().rposition(|&c| c != 0);
+            first.zip(last).map_or(0, |(f, l)| l - f + 1)
+        };
+        while used(&self.positive) > width.max(1) && self.schema > -10 {
+            self.positive = self.positive.lowered();
+            self.schema -= 1;
+        }
+        self
+    }
+
     /// Folds the lowest buckets in use into the zero bucket until at most
     /// `limit` are left: the zero threshold becomes the upper bound of the
     /// last bucket folded (`2^(key · 2^-schema)`), so each value still lies

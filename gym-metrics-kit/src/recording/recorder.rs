@@ -9,26 +9,7 @@ use gym_metrics_api::backend::{Exemplar, Recorder, SpanGroups};
 use gym_metrics_api::{FleetTarget, HttpServerRequest, Role};
 
 use super::GymMetrics;
-
-/// Which records may carry an exemplar (`OTEL_METRICS_EXEMPLAR_FILTER`):
-/// only a timer's, and only with a span in its context (an exemplar here
-/// always names its trace and span).
-///
-/// ```
-/// use gym_metrics_kit::recording::ExemplarFilter;
-/// assert_eq!(ExemplarFilter::default(), ExemplarFilter::TraceBased);
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ExemplarFilter {
-    /// Records inside a sampled span (the specification's default).
-    #[default]
-    TraceBased,
-    /// Records inside any valid span, sampled or not.
-    AlwaysOn,
-    /// None.
-    AlwaysOff,
-}
+use crate::env::ExemplarFilter;
 
 /// The recorder of the gym instruments: a handle on the process's
 /// [`GymMetrics`], summed at each scrape or export. Cheap to clone.
@@ -77,7 +58,8 @@ impl GymRecorder {
     /// use std::sync::Arc;
     /// use gym_metrics_api::backend::{Boundaries, Recorder, SpanGroups};
     /// use gym_metrics_api::Role;
-    /// use gym_metrics_kit::recording::{ExemplarFilter, GymMetrics, GymRecorder, NativeConfig};
+    /// use gym_metrics_kit::env::ExemplarFilter;
+    /// use gym_metrics_kit::recording::{GymMetrics, GymRecorder, NativeConfig};
     /// let metrics = GymMetrics::new(Role::default_server(), Boundaries::default(), NativeConfig::default());
     /// let recorder = GymRecorder::new(Arc::new(metrics), SpanGroups::ALL).with_exemplar_filter(ExemplarFilter::AlwaysOff);
     /// assert_eq!(recorder.exemplar(), None);

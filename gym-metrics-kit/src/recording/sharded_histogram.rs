@@ -79,6 +79,10 @@ pub struct HistogramSnapshot {
     /// The same values in native buckets; their total never more than
     /// [`HistogramSnapshot::count`].
     pub native: Reading,
+    /// The native counts per slot of the histogram's [`Layout`], before
+    /// [`Layout::reading`] fits them to the bucket limit: what a delta
+    /// between two snapshots is taken of.
+    pub native_counts: Vec<u64>,
     /// Each bucket's newest exemplar (none kept: empty).
     pub exemplars: Vec<Option<ExemplarSample>>,
 }
@@ -98,6 +102,24 @@ impl HistogramSnapshot {
         self.bucket_counts
             .iter()
             .fold(0u64, |a, &c| a.wrapping_add(c))
+    }
+
+    /// The fraction of the values recorded as successes, or `None` before
+    /// the first (the success-rate gauge is then absent, never NaN); always
+    /// within `[0, 1]`, since a pass reads the successes before the counts.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Boundaries;
+    /// use gym_metrics_kit::recording::{Layout, NativeConfig, ShardedHistogram};
+    /// let h = ShardedHistogram::new(Boundaries::default(), Layout::durations(NativeConfig::default()));
+    /// assert_eq!(h.snapshot().success_rate(), None);
+    /// h.record_outcome(5.0, true);
+    /// h.record_outcome(5.0, false);
+    /// assert_eq!(h.snapshot().success_rate(), Some(0.5));
+    /// ```
+    pub fn success_rate(&self) -> Option<f64> {
+        let count = self.count();
+        (count > 0).then(|| (self.successes as f64 / count as f64).clamp(0.0, 1.0))
     }
 }
 
@@ -150,6 +172,19 @@ impl ShardedHistogram {
             boundaries,
             shards: PerThread::new(),
         }
+    }
+
+    /// The native buckets' layout.
+    ///
+    /// ```
+    /// use gym_metrics_api::backend::Boundaries;
+    /// use gym_metrics_kit::recording::{Layout, NativeConfig, ShardedHistogram};
+    /// let layout = Layout::durations(NativeConfig::default());
+    /// let h = ShardedHistogram::new(Boundaries::default(), layout.clone());
+    /// assert_eq!(h.layout().slots(), layout.slots());
+    /// ```
+    pub fn layout(&self) -> &Layout {
+        &self.native
     }
 
     /// The upper bounds, without `+Inf`.
@@ -494,6 +529,7 @@ impl ShardedHistogram {
             sum: sum_ms,
             successes,
             native: self.native.reading(&native),
+            native_counts: native,
             exemplars: self.exemplars.read(),
         }
     }

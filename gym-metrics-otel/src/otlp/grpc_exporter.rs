@@ -1,46 +1,77 @@
-//! OTLP/gRPC (feature `grpc`): tonic's exporter on a channel we build
-//! ourselves, inside the runtime of our own thread ([`super::grpc_runtime`]),
-//! with or without TLS.
+//! OTLP/gRPC (feature `grpc`): the protocol's own tonic client on a channel
+//! we build ourselves, inside the runtime of our own thread
+//! ([`super::grpc_runtime`]), with or without TLS.
 //!
-//! The channel is ours, not the exporter's, because TLS for it comes from
-//! tonic's own features: `tls` turns them on for tonic only when `grpc` is
-//! on, so that an http-only build with TLS pulls no tonic.
+//! The channel is ours because TLS for it comes from tonic's own features:
+//! `tls` turns them on for tonic only when `grpc` is on, so that an
+//! http-only build with TLS pulls no tonic.
+
+use std::time::Duration;
 
 use gym_metrics_kit::redact::redact_urls;
 use http::HeaderMap;
-use opentelemetry_otlp::tonic_types::metadata::MetadataMap;
-use opentelemetry_otlp::{MetricExporter, Protocol, WithExportConfig, WithTonicConfig};
-use opentelemetry_sdk::metrics::Temporality;
-use tonic::transport::Endpoint;
+use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_client::MetricsServiceClient;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use tonic::metadata::MetadataMap;
+use tonic::transport::{Channel, Endpoint};
 
-use super::grpc_runtime::{GrpcRuntime, OnRuntime};
+use super::grpc_runtime::GrpcRuntime;
 use super::Otlp;
 use crate::BuildError;
 
-/// The gRPC exporter to `url` (which has its scheme), driven by a runtime
-/// thread of its own.
-pub(super) fn exporter(
-    url: &str,
-    headers: HeaderMap,
-    otlp: &Otlp,
-    temporality: Temporality,
-) -> Result<OnRuntime<MetricExporter>, BuildError> {
-    let endpoint = endpoint(url, otlp)?.timeout(otlp.timeout);
-    let runtime = GrpcRuntime::start().map_err(BuildError::Runtime)?;
-    let exporter = {
-        // tonic's lazy channel spawns its worker on the current runtime.
-        let _entered = runtime.handle().enter();
-        MetricExporter::builder()
-            .with_tonic()
-            .with_protocol(Protocol::Grpc)
-            .with_channel(endpoint.connect_lazy())
-            // The exporter's timeout must be the channel's.
-            .with_timeout(otlp.timeout)
-            .with_metadata(MetadataMap::from_headers(headers))
-            .with_temporality(temporality)
-            .build()?
-    };
-    Ok(OnRuntime::new(exporter, runtime))
+/// Sends export requests over one gRPC channel, driven by a runtime thread
+/// of its own (which lives as long as the sender).
+#[derive(Debug)]
+pub(crate) struct GrpcSender {
+    client: MetricsServiceClient<Channel>,
+    metadata: MetadataMap,
+    timeout: Duration,
+    runtime: GrpcRuntime,
+}
+
+impl GrpcSender {
+    /// A sender to `url` (which has its scheme) with `headers` as metadata.
+    pub(super) fn new(url: &str, headers: HeaderMap, otlp: &Otlp) -> Result<Self, BuildError> {
+        let endpoint = endpoint(url, otlp)?.timeout(otlp.timeout);
+        let runtime = GrpcRuntime::start().map_err(BuildError::Runtime)?;
+        let client = {
+            // tonic's lazy channel spawns its worker on the current runtime.
+            let _entered = runtime.handle().enter();
+            MetricsServiceClient::new(endpoint.connect_lazy())
+        };
+        Ok(Self {
+            client,
+            metadata: MetadataMap::from_headers(headers),
+            timeout: otlp.timeout,
+            runtime,
+        })
+    }
+
+    /// Sends `request`; the collector's partial success, if any. Called on
+    /// the SDK's reader thread, which is in no runtime, so blocking on the
+    /// handle is allowed while the runtime's own thread drives the IO.
+    pub(crate) fn send(
+        &self,
+        request: ExportMetricsServiceRequest,
+    ) -> Result<Option<(i64, String)>, String> {
+        let mut request = tonic::Request::new(request);
+        *request.metadata_mut() = self.metadata.clone();
+        request.set_timeout(self.timeout);
+        let mut client = self.client.clone();
+        let answer = self.runtime.handle().block_on(client.export(request));
+        let response = answer.map_err(|status| {
+            format!(
+                "the collector answered {:?}: {}",
+                status.code(),
+                status.message()
+            )
+        })?;
+        Ok(response
+            .into_inner()
+            .partial_success
+            .filter(|p| p.rejected_data_points > 0 || !p.error_message.is_empty())
+            .map(|p| (p.rejected_data_points, p.error_message)))
+    }
 }
 
 /// The channel's endpoint, with TLS for an `https` URL: the TLS files are

@@ -3,12 +3,7 @@
 //! blocked application runtime cannot stall exports).
 
 use std::io;
-use std::time::Duration;
 
-use opentelemetry_sdk::error::OTelSdkResult;
-use opentelemetry_sdk::metrics::data::ResourceMetrics;
-use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
-use opentelemetry_sdk::metrics::Temporality;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
@@ -53,42 +48,5 @@ impl Drop for GrpcRuntime {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-    }
-}
-
-/// Runs an exporter's exports on a [`GrpcRuntime`]. The runtime lives as long
-/// as the exporter, so no export can outlive it.
-#[derive(Debug)]
-pub(crate) struct OnRuntime<E> {
-    inner: E,
-    runtime: GrpcRuntime,
-}
-
-impl<E> OnRuntime<E> {
-    /// `inner` must have been built inside `runtime`'s context.
-    pub(crate) fn new(inner: E, runtime: GrpcRuntime) -> Self {
-        Self { inner, runtime }
-    }
-}
-
-impl<E: PushMetricExporter> PushMetricExporter for OnRuntime<E> {
-    async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
-        // Called on the SDK's reader thread, which is not inside any runtime,
-        // so blocking on the handle is allowed; the runtime's own thread
-        // drives IO and timers meanwhile.
-        self.runtime.handle().block_on(self.inner.export(metrics))
-    }
-
-    fn force_flush(&self) -> OTelSdkResult {
-        self.inner.force_flush()
-    }
-
-    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        let _entered = self.runtime.handle().enter();
-        self.inner.shutdown_with_timeout(timeout)
-    }
-
-    fn temporality(&self) -> Temporality {
-        self.inner.temporality()
     }
 }

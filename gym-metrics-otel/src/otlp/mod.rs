@@ -8,11 +8,10 @@ use std::time::Duration;
 
 use gym_metrics_kit::env::TlsEnv;
 use http::{HeaderMap, HeaderName, HeaderValue};
-use opentelemetry_sdk::metrics::{MeterProviderBuilder, Temporality};
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 
 use crate::collector_url::{self, CollectorUrl};
 use crate::protocol::Transport;
-use crate::start::reader;
 use crate::{BuildError, ConfigError};
 
 #[cfg(feature = "grpc")]
@@ -30,39 +29,59 @@ pub(crate) struct Otlp {
     pub(crate) transport: Transport,
     pub(crate) endpoint: Option<CollectorUrl>,
     pub(crate) headers: Vec<(String, String)>,
-    /// The OTLP exporter's timeout: one request, and its retries' deadline.
+    /// The OTLP exporter's timeout: one request.
     pub(crate) timeout: Duration,
     /// CA bundle, client identity, gRPC `insecure` (issue 17).
     pub(crate) tls: TlsEnv,
 }
 
-/// `provider` with a periodic reader exporting over OTLP as `otlp` says.
-pub(crate) fn add_reader(
-    provider: MeterProviderBuilder,
-    otlp: Otlp,
-    temporality: Temporality,
-    interval: Duration,
-) -> Result<MeterProviderBuilder, BuildError> {
+/// Sends export requests to the collector over one transport.
+#[derive(Debug)]
+pub(crate) enum Sender {
+    /// OTLP/HTTP, protobuf or JSON bodies.
+    #[cfg(any(feature = "http-proto", feature = "http-json"))]
+    Http(http_exporter::HttpSender),
+    /// OTLP/gRPC.
+    #[cfg(feature = "grpc")]
+    Grpc(grpc_exporter::GrpcSender),
+}
+
+impl Sender {
+    /// Sends `request`; the collector's partial success (rejected data
+    /// points and its message), if it reported one.
+    pub(crate) fn send(
+        &self,
+        request: ExportMetricsServiceRequest,
+    ) -> Result<Option<(i64, String)>, String> {
+        match self {
+            #[cfg(any(feature = "http-proto", feature = "http-json"))]
+            Sender::Http(http) => http.send(&request),
+            #[cfg(feature = "grpc")]
+            Sender::Grpc(grpc) => grpc.send(request),
+        }
+    }
+}
+
+/// The sender `otlp` says, and the URL it sends to (for log lines).
+pub(crate) fn sender(otlp: Otlp) -> Result<(Sender, String), BuildError> {
     let url = collector_url::resolve(otlp.endpoint.as_ref(), otlp.transport.protocol())?;
     let headers = header_map(&otlp.headers)?;
     Ok(match otlp.transport {
         #[cfg(feature = "http-proto")]
         Transport::HttpProtobuf => {
-            let encoding = opentelemetry_otlp::Protocol::HttpBinary;
-            let exporter = http_exporter::exporter(encoding, &url, &headers, &otlp, temporality)?;
-            provider.with_reader(reader(exporter, &url, interval))
+            let sender = http_exporter::HttpSender::new(false, &url, headers, &otlp)?;
+            (Sender::Http(sender), url)
         }
         #[cfg(feature = "http-json")]
         Transport::HttpJson => {
-            let encoding = opentelemetry_otlp::Protocol::HttpJson;
-            let exporter = http_exporter::exporter(encoding, &url, &headers, &otlp, temporality)?;
-            provider.with_reader(reader(exporter, &url, interval))
+            let sender = http_exporter::HttpSender::new(true, &url, headers, &otlp)?;
+            (Sender::Http(sender), url)
         }
         #[cfg(feature = "grpc")]
         Transport::Grpc => {
             let url = collector_url::grpc_url(&url, otlp.tls.insecure)?;
-            let exporter = grpc_exporter::exporter(&url, headers, &otlp, temporality)?;
-            provider.with_reader(reader(exporter, &url, interval))
+            let sender = grpc_exporter::GrpcSender::new(&url, headers, &otlp)?;
+            (Sender::Grpc(sender), url)
         }
     })
 }

@@ -1,59 +1,87 @@
-//! What the otel backend exports for a record made inside a sampled span:
-//! no exemplar, because opentelemetry_sdk 0.33 collects none (every
-//! aggregation writes an empty list; opentelemetry-rust issue #3369). The
-//! histograms are the SDK's own, recorded on the caller's thread, so the
-//! day the SDK gains exemplars (pull request #3624, behind the SDK feature
-//! `spec_unstable_metrics_exemplars`) and this crate turns them on, this
-//! test fails and says what to change.
+//! What the otel backend exports for a timed record made inside a span: the
+//! span's trace and span ids as an exemplar on the bucket the value fell
+//! in, with its value and time, as the metrics SDK specification's aligned
+//! bucket reservoir keeps them (the newest per bucket), under each
+//! `OTEL_METRICS_EXEMPLAR_FILTER`. A plain record (no timer) carries none.
 
 use crate::support::otlp_json::*;
 use crate::support::*;
 
+use std::time::Duration;
+
 use gym_metrics_api::backend::Recorder;
-use gym_metrics_otel::{MetricsExporter, OtelBuilder};
+use gym_metrics_otel::{ExemplarFilter, MetricsExporter, OtelBuilder};
 use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
 use opentelemetry::Context;
 
-#[test]
-fn a_record_inside_a_sampled_span_exports_no_exemplar_on_sdk_0_33() {
+const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const SPAN: &str = "00f067aa0ba902b7";
+
+/// The console document of one export after timed records inside a span
+/// (`flags`), and a plain record beside them.
+fn exported(filter: ExemplarFilter, flags: TraceFlags) -> serde_json::Value {
     let buf = SharedBuf::default();
     let (recorder, guard) = OtelBuilder::new()
         .exporter(MetricsExporter::Console)
         .console_writer(buf.clone())
+        .exemplar_filter(filter)
         .build()
         .unwrap();
-    let trace_id = TraceId::from_hex("4bf92f3577b34da6a3ce929d0e0e4736").unwrap();
     let span = SpanContext::new(
-        trace_id,
-        SpanId::from_hex("00f067aa0ba902b7").unwrap(),
-        TraceFlags::SAMPLED,
+        TraceId::from_hex(TRACE).unwrap(),
+        SpanId::from_hex(SPAN).unwrap(),
+        flags,
         true,
         TraceState::default(),
     );
     {
         let _attached = Context::current().with_remote_span_context(span).attach();
-        let current = Context::current();
-        assert!(current.span().span_context().is_sampled());
-        recorder.record_rollout_duration_ms(120.0);
-        recorder.record_verify_ms(8.0, true);
+        // What a timer does: the exemplar of its context, then the record.
+        let exemplar = recorder.exemplar();
+        recorder.record_rollout_duration_with(Duration::from_millis(120), exemplar.as_ref());
+        recorder.record_verify_with(Duration::from_millis(8), true, exemplar.as_ref());
+        recorder.record_rollout_duration_ms(3_000.0); // plain: no exemplar
     }
     guard.shutdown().unwrap();
+    serde_json::from_str(buf.text().trim()).unwrap()
+}
 
-    let text = buf.text();
-    let doc: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
-    for name in ["gym.rollout.duration_ms", "gym.verify.duration_ms"] {
-        let point = point(&doc, name, "histogram");
-        assert_eq!(u64_of(&point["count"]), 1, "{point}");
-        let exemplars = point
-            .get("exemplars")
-            .and_then(serde_json::Value::as_array)
-            .map_or(0, Vec::len);
-        assert_eq!(
-            exemplars, 0,
-            "opentelemetry_sdk now exports exemplars ({name}: {point}): say so in the \
-             otel README and rustdoc (they cite opentelemetry-rust#3369), and check \
-             here that trace id {trace_id} arrives"
+fn exemplars(doc: &serde_json::Value, name: &str) -> Vec<serde_json::Value> {
+    let point = point(doc, name, "histogram");
+    (point.get("exemplars").and_then(serde_json::Value::as_array))
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_timed_record_inside_a_sampled_span_exports_its_ids_as_an_exemplar() {
+    let doc = exported(ExemplarFilter::TraceBased, TraceFlags::SAMPLED);
+    for (name, value) in [
+        ("gym.rollout.duration_ms", 120.0),
+        ("gym.verify.duration_ms", 8.0),
+    ] {
+        let exemplars = exemplars(&doc, name);
+        assert_eq!(exemplars.len(), 1, "{name}: {exemplars:?}");
+        let e = &exemplars[0];
+        // OTLP/JSON: ids in hex, not base64; the value and a time.
+        assert_eq!(e["traceId"], TRACE, "{e}");
+        assert_eq!(e["spanId"], SPAN, "{e}");
+        assert_eq!(e["asDouble"].as_f64(), Some(value), "{e}");
+        assert!(
+            u64_of(&e["timeUnixNano"]) > 1_600_000_000_000_000_000,
+            "{e}"
         );
     }
-    assert!(!text.contains(&trace_id.to_string()), "{text}");
+}
+
+#[test]
+fn the_filter_decides_which_spans_leave_an_exemplar() {
+    let unsampled = TraceFlags::default();
+    let trace_based = exported(ExemplarFilter::TraceBased, unsampled);
+    assert!(exemplars(&trace_based, "gym.rollout.duration_ms").is_empty());
+    let always_on = exported(ExemplarFilter::AlwaysOn, unsampled);
+    assert_eq!(exemplars(&always_on, "gym.rollout.duration_ms").len(), 1);
+    let always_off = exported(ExemplarFilter::AlwaysOff, TraceFlags::SAMPLED);
+    assert!(exemplars(&always_off, "gym.rollout.duration_ms").is_empty());
+    assert!(!always_off.to_string().contains(TRACE));
 }

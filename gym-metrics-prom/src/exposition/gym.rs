@@ -19,7 +19,6 @@ use gym_metrics_api::backend::{Boundaries, Instrument};
 use gym_metrics_kit::naming::prometheus_name;
 use gym_metrics_kit::naming::TARGET_INFO_FAMILY;
 use gym_metrics_kit::process::ProcessReading;
-use gym_metrics_kit::VerifyCounts;
 
 use super::http_server_duration::{self, HttpServerDurationSeries};
 use super::model::{gather_order, Buckets, Family, Histogram, HttpSeries, Kind, Value};
@@ -172,13 +171,12 @@ impl GymFamily {
         match self.source {
             Source::One => self.constant(),
             Source::Rollouts => histogram(&r.rollouts, r.rollouts.count()),
-            Source::Verifications => histogram(&r.verifications, r.verify_counts.completed),
-            Source::SuccessRate => r
-                .verify_counts
-                .success_rate()
-                .map(|v| Sample::One(Value::Float(v))),
-            Source::Completed => Some(count(r.verify_counts.completed)),
-            Source::Succeeded => Some(count(r.verify_counts.succeeded)),
+            Source::Verifications => histogram(&r.verifications, r.verifications.count()),
+            Source::SuccessRate => {
+                (r.verifications.success_rate()).map(|v| Sample::One(Value::Float(v)))
+            }
+            Source::Completed => Some(count(r.verifications.count())),
+            Source::Succeeded => Some(count(r.verifications.successes)),
             Source::ServersActive => r.servers_active.map(count),
             Source::HttpServer => (!r.http.is_empty()).then_some(Sample::Http(&r.http)),
             Source::HttpServerDuration => (!r.http_server_duration.is_empty())
@@ -285,10 +283,9 @@ impl GymFamilies {
 #[derive(Debug)]
 pub(crate) struct Readings {
     rollouts: HistogramSnapshot,
-    verifications: HistogramSnapshot,
-    /// The verify counters: the verify histogram's count and successes, so
+    /// Also the verify counters and the rate: its count and successes, so
     /// the counters, the rate and the histogram always agree.
-    verify_counts: VerifyCounts,
+    verifications: HistogramSnapshot,
     /// `None` before the first write, and always for a role without the gauge.
     servers_active: Option<u64>,
     /// HTTP series in label-value order.
@@ -307,10 +304,6 @@ impl Readings {
         // One pass over the verify shards gives the histogram, both counters
         // and the rate, all from the same instant.
         let verifications = m.verify_duration.snapshot();
-        let verify_counts = VerifyCounts {
-            completed: verifications.count(),
-            succeeded: verifications.successes,
-        };
         let mut http: Vec<HttpSeries> = m
             .http_server_request_duration
             .snapshot()
@@ -321,7 +314,6 @@ impl Readings {
         Self {
             rollouts: m.rollout_duration.snapshot(),
             verifications,
-            verify_counts,
             servers_active: m.servers_active.as_ref().and_then(FleetGauge::get),
             http_server_duration: if http_dup {
                 http_server_duration::derive(&http)

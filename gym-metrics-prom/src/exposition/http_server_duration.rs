@@ -60,6 +60,7 @@ mod tests {
             sum,
             successes: 0,
             native: gym_metrics_kit::recording::Layout::seconds(Default::default()).reading(&[]),
+            native_counts: Vec::new(),
             exemplars: Vec::new(),
         };
         (labels, snapshot)

@@ -15,13 +15,13 @@ use std::time::Duration;
 use common::exposition::{parse, Family};
 use gym_metrics_api::backend::{Boundaries, Instrument, Recorder};
 use gym_metrics_api::{HttpMethod, HttpServerRequest, Role, UrlScheme};
-use gym_metrics_kit::VerifyTally;
 use gym_metrics_prom::{PrometheusBuilder, SCOPE_NAME, SCOPE_VERSION};
 use opentelemetry::metrics::MeterProvider;
 use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::resource::TelemetryResourceDetector;
 use opentelemetry_sdk::Resource;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 const INSTANCE_ID: &str = "0b5c4e2a-equality-test";
 /// The run id both sides carry as `nemo.run.id`.
@@ -187,16 +187,17 @@ fn opentelemetry(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
     };
     let rollout = histogram(Instrument::ROLLOUT_DURATION);
     let verify = histogram(Instrument::VERIFY_DURATION);
-    // As gym-metrics-otel does: the rate and the counters are observed from a
-    // tally at collection; the fleet size is a synchronous gauge.
-    let tally = Arc::new(VerifyTally::new());
+    // The rate and the counters are observed at collection from counts
+    // kept beside the histograms (as gym-metrics-otel observes its core's).
+    let tally = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
     let t = Arc::clone(&tally);
     let _rate = meter
         .f64_observable_gauge(Instrument::VERIFY_SUCCESS_RATE.name)
         .with_description(Instrument::VERIFY_SUCCESS_RATE.description)
         .with_callback(move |o| {
-            if let Some(rate) = t.snapshot().success_rate() {
-                o.observe(rate, &[]);
+            let [completed, succeeded] = [0, 1].map(|i| t[i].load(Ordering::Relaxed));
+            if completed > 0 {
+                o.observe(succeeded as f64 / completed as f64, &[]);
             }
         })
         .build();
@@ -204,13 +205,13 @@ fn opentelemetry(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
     let _completed = meter
         .u64_observable_counter(Instrument::VERIFY_COMPLETED.name)
         .with_description(Instrument::VERIFY_COMPLETED.description)
-        .with_callback(move |o| o.observe(t.snapshot().completed, &[]))
+        .with_callback(move |o| o.observe(t[0].load(Ordering::Relaxed), &[]))
         .build();
     let t = Arc::clone(&tally);
     let _succeeded = meter
         .u64_observable_counter(Instrument::VERIFY_SUCCEEDED.name)
         .with_description(Instrument::VERIFY_SUCCEEDED.description)
-        .with_callback(move |o| o.observe(t.snapshot().succeeded, &[]))
+        .with_callback(move |o| o.observe(t[1].load(Ordering::Relaxed), &[]))
         .build();
     let servers = meter
         .u64_gauge(Instrument::SERVERS_ACTIVE.name)
@@ -229,7 +230,8 @@ fn opentelemetry(role: &Role, bounds: &Boundaries, ops: &[Op]) -> String {
             Op::Rollout(ms) => rollout.record(ms, &[]),
             Op::Verify(ms, success) => {
                 verify.record(ms, &[]);
-                tally.record(success);
+                tally[0].fetch_add(1, Ordering::Relaxed);
+                tally[1].fetch_add(u64::from(success), Ordering::Relaxed);
             }
             Op::Servers(n) if role.writes_fleet_size() => servers.record(n, &[]),
             Op::Servers(_) => {}

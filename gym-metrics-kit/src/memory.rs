@@ -673,9 +673,9 @@ mod imp {
             .collect()
     }
 
-    /// `(rss, pss)` of one process, `None` after an exit race or once it
-    /// is a zombie (exited, not yet reaped: no memory, and no `Pss` that
-    /// would hide its tree's).
+    /// `(rss, pss)` of one process, `None` after an exit race, while it
+    /// exits and once it is a zombie (exited, not yet reaped: no memory, and
+    /// no `Pss` that would hide its tree's).
     fn memory(proc: &Path, pid: u32) -> Option<(u64, Option<u64>)> {
         let process = process(proc, pid).ok()?;
         if let Ok(rollup) = process.smaps_rollup() {
@@ -689,8 +689,12 @@ mod imp {
         if process.stat().ok()?.state == 'Z' {
             return None;
         }
+        // No resident page: a process that is exiting (its memory released,
+        // not yet a zombie; its smaps_rollup then fails), or one without
+        // memory of its own. Not a member either, so that its missing `Pss`
+        // never hides its tree's.
         let resident_pages = process.statm().ok()?.resident;
-        Some((resident_pages * procfs::page_size(), None))
+        (resident_pages > 0).then(|| (resident_pages * procfs::page_size(), None))
     }
 }
 
@@ -1052,5 +1056,460 @@ mod tests {
             Arc::strong_count(&shared) == 1
         });
         assert!(ended, "the thread outlived its profiler");
+    }
+
+    /// A shell tree in a process group of its own, ended when dropped, the
+    /// test failing or not: SIGTERM to the group (each shell ignores it once
+    /// its children are started, so it reaps them and exits; nothing is left
+    /// to an init that may not reap), SIGKILL after 10 s.
+    #[cfg(target_os = "linux")]
+    struct Group(std::process::Child);
+
+    #[cfg(target_os = "linux")]
+    impl Group {
+        fn spawn(script: &str) -> Self {
+            use std::os::unix::process::CommandExt;
+            let child = std::process::Command::new("sh")
+                .args(["-c", script])
+                .process_group(0)
+                .stdin(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            Group(child)
+        }
+
+        fn pid(&self) -> u32 {
+            self.0.id()
+        }
+
+        fn signal(&self, signal: &str) {
+            let kill = format!("kill -{signal} -{} 2>/dev/null", self.pid());
+            let _ = std::process::Command::new("sh")
+                .args(["-c", &kill])
+                .status();
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    impl Drop for Group {
+        fn drop(&mut self) {
+            self.signal("TERM");
+            let exited = (0..1000).any(|_| {
+                std::thread::sleep(Duration::from_millis(10));
+                matches!(self.0.try_wait(), Ok(Some(_)))
+            });
+            if !exited {
+                self.signal("KILL");
+                let _ = self.0.wait();
+            }
+        }
+    }
+
+    /// A profiler at `proc` whose own thread has ended, so that the test's
+    /// `sample_now` calls are the only samplings.
+    fn quiet_profiler(proc: &Path) -> MemoryProfiler {
+        let profiler = MemoryProfiler::start_at(Duration::from_secs(3600), proc);
+        profiler.stop();
+        profiler
+    }
+
+    fn kept(profiler: &MemoryProfiler) -> (usize, usize) {
+        let state = profiler.shared.lock();
+        (state.roots.len(), state.peaks.len())
+    }
+
+    /// Every process of process group `pgid`, each with its `Rss` in bytes,
+    /// read from `/proc` without the profiler's code.
+    #[cfg(target_os = "linux")]
+    fn group_members(pgid: u32) -> Vec<(u32, u64)> {
+        let mut members = Vec::new();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            // After the command's ")": state, ppid, pgrp.
+            let after = stat.rsplit(')').next().unwrap_or_default();
+            let fields: Vec<&str> = after.split_whitespace().collect();
+            if fields.get(2) != Some(&pgid.to_string().as_str()) || fields[0] == "Z" {
+                continue;
+            }
+            let Ok(rollup) = std::fs::read_to_string(entry.path().join("smaps_rollup")) else {
+                continue;
+            };
+            let rss_kb: u64 = rollup
+                .lines()
+                .find_map(|l| l.strip_prefix("Rss:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                .unwrap_or(0);
+            members.push((pid, rss_kb * 1024));
+        }
+        members
+    }
+
+    /// Door 4 (#43): a tree of 2,001 processes (a shell, 40 shells under it,
+    /// 49 `sleep`s under each), sampled five times. The sum is the members'
+    /// own `Rss` read independently, each sample stays within its bound, and
+    /// the profiler keeps one root and two peaks.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_tree_of_two_thousand_processes_is_summed_truly_within_a_bounded_time_per_sample() {
+        const BRANCHES: u64 = 40;
+        const LEAVES: u64 = 49;
+        const MEMBERS: u64 = 1 + BRANCHES + BRANCHES * LEAVES;
+        let script = format!(
+            "i=0; while [ $i -lt {BRANCHES} ]; do \
+               sh -c 'j=0; while [ $j -lt {LEAVES} ]; do sleep 60 & j=$((j+1)); done; \
+                      trap \"\" TERM; wait' & \
+               i=$((i+1)); \
+             done; trap '' TERM; wait"
+        );
+        let started = std::time::Instant::now();
+        let group = Group::spawn(&script);
+        let profiler = quiet_profiler(Path::new("/proc"));
+        let server = [(Role::server("tree", "resources_servers"), group.pid())];
+        // Every member is a `sleep` (or a shell in `wait`) once spawned:
+        // wait for the whole tree and a group that has stopped changing.
+        let whole = (0..300).any(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            group_members(group.pid()).len() as u64 == MEMBERS
+                && sample_now(&profiler, &server).servers[0].processes == MEMBERS
+        });
+        assert!(whole, "no tree of {MEMBERS} within 15 s");
+        let spawned = started.elapsed();
+        let mut per_sample = Vec::new();
+        for _ in 0..5 {
+            let before = group_members(group.pid());
+            let t = std::time::Instant::now();
+            let sample = sample_now(&profiler, &server);
+            per_sample.push(t.elapsed());
+            let after = group_members(group.pid());
+            let tree = &sample.servers[0];
+            assert_eq!(tree.processes, MEMBERS);
+            let sum = |m: &[(u32, u64)]| m.iter().map(|(_, rss)| rss).sum::<u64>();
+            let (low, high) = {
+                let (a, b) = (sum(&before), sum(&after));
+                (a.min(b), a.max(b))
+            };
+            // The members read around the sample bracket it, within 1 %
+            // (a `sleep` touches no new page; the shells in `wait` neither).
+            assert!(
+                tree.rss_bytes >= low - low / 100 && tree.rss_bytes <= high + high / 100,
+                "tree {} vs members {low}..{high}",
+                tree.rss_bytes
+            );
+            assert!(tree
+                .pss_bytes
+                .is_some_and(|pss| pss > 0 && pss <= tree.rss_bytes));
+            assert_eq!(kept(&profiler), (1, 2));
+        }
+        per_sample.sort();
+        let slowest = per_sample[per_sample.len() - 1];
+        eprintln!(
+            "{MEMBERS} processes spawned in {spawned:?}; ms per sample: {:?}",
+            per_sample.iter().map(|d| d.as_millis()).collect::<Vec<_>>()
+        );
+        // A debug build on a shared 2-vCPU machine: ~100-300 ms. The bound
+        // is what an interval of 1 s (Gym's default) can carry.
+        assert!(
+            slowest < Duration::from_secs(3),
+            "a sample took {slowest:?}"
+        );
+        drop(group);
+        // The tree is gone: zeros, peaks kept; a list without it forgets it.
+        let gone = sample_now(&profiler, &server);
+        assert_eq!(gone.servers[0].processes, 0);
+        assert!(gone.servers[0].peak_rss_bytes > 0);
+        sample_now(&profiler, &[]);
+        assert_eq!(kept(&profiler), (0, 0));
+    }
+
+    /// Door 4 (#43): a root that spawns and reaps 2,000 short-lived children
+    /// while the profiler's own thread samples it every 2 ms and this thread
+    /// samples it too, each time under a new list (a gone server that
+    /// changes name every time beside it). Every sample holds the root and at
+    /// most a child or two; no sample is slow; the maps hold only the list.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn thousands_of_short_lived_children_leave_bounded_samples_and_maps() {
+        let group = Group::spawn("i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done");
+        let root = (Role::server("churn", "agent"), group.pid());
+        let profiler = MemoryProfiler::start(Duration::from_millis(2));
+        profiler.set_servers(std::slice::from_ref(&root));
+        let mut samples = 0u32;
+        let mut slowest = Duration::ZERO;
+        let mut with_a_child = 0u32;
+        let started = std::time::Instant::now();
+        let mut group = group;
+        while group.0.try_wait().unwrap().is_none() {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "2,000 children took 30 s"
+            );
+            let list = [
+                root.clone(),
+                (
+                    Role::server(format!("gone-{samples}"), "agent"),
+                    u32::MAX - samples,
+                ),
+            ];
+            let t = std::time::Instant::now();
+            let sample = sample_now(&profiler, &list);
+            slowest = slowest.max(t.elapsed());
+            samples += 1;
+            // The thread's sample may land between this one and the read:
+            // it is of the last list set, or of the root alone.
+            let Some(tree) = sample.servers.iter().find(|s| s.role.name() == "churn") else {
+                panic!("the root is missing from {sample:?}");
+            };
+            if tree.processes > 0 {
+                assert!(tree.processes <= 3, "{tree:?}");
+                // A member exiting (its memory released, not yet a zombie)
+                // is none: never a tree of 0 bytes beside its last Pss.
+                let true_pss = tree.pss_bytes.is_some_and(|pss| pss <= tree.rss_bytes);
+                assert!(
+                    tree.rss_bytes > 0 && true_pss,
+                    "{tree:?} at sample {samples}"
+                );
+                with_a_child += u32::from(tree.processes > 1);
+            }
+            let (roots, peaks) = kept(&profiler);
+            assert!(
+                roots <= 2 && peaks <= 4,
+                "{roots} roots, {peaks} peaks kept"
+            );
+        }
+        let took = started.elapsed();
+        eprintln!(
+            "2,000 children in {took:?}: {samples} samples here (slowest {slowest:?}), \
+             a child in {with_a_child} of them"
+        );
+        assert!(samples >= 100, "only {samples} samples");
+        assert!(
+            slowest < Duration::from_millis(500),
+            "a sample took {slowest:?}"
+        );
+        // The root is reaped: gone, its peak kept.
+        let gone = sample_now(&profiler, std::slice::from_ref(&root));
+        assert_eq!(
+            (gone.servers[0].processes, gone.servers[0].rss_bytes),
+            (0, 0)
+        );
+        assert!(gone.servers[0].peak_rss_bytes > 0);
+        assert_eq!(kept(&profiler), (1, 2));
+    }
+
+    /// A procfs root of symbolic links into `/proc`: `self`, `meminfo`, and
+    /// the pids asked, each to the real entry given.
+    #[cfg(target_os = "linux")]
+    fn linked_proc(name: &str, links: &[(u32, u32)]) -> PathBuf {
+        let root = std::env::temp_dir().join(format!("gym-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        let me = std::process::id();
+        let link = std::os::unix::fs::symlink;
+        link(format!("/proc/{me}"), root.join(me.to_string())).unwrap();
+        link(me.to_string(), root.join("self")).unwrap();
+        link("/proc/meminfo".to_string(), root.join("meminfo")).unwrap();
+        for (pid, real) in links {
+            link(format!("/proc/{real}"), root.join(pid.to_string())).unwrap();
+        }
+        root
+    }
+
+    /// Door 4 (#43): pid reuse. pid_max is 32,768 here, so a real reuse
+    /// would take ~32,000 spawns; a procfs root whose entry for one pid is
+    /// moved from one process to one started later does the same to the
+    /// profiler. The server then reads gone (zeros, its peak kept), never
+    /// the newcomer's memory, and stays so when the newcomer goes.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_pid_reused_by_a_later_process_reads_gone_with_the_peak_kept() {
+        let spawn = || {
+            std::process::Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .unwrap()
+        };
+        let mut first = spawn();
+        // Start times are in clock ticks (10 ms): the second starts later.
+        std::thread::sleep(Duration::from_millis(50));
+        let mut second = spawn();
+        const PID: u32 = 77_777;
+        let proc = linked_proc("reuse", &[(PID, first.id())]);
+        let profiler = quiet_profiler(&proc);
+        let server = [(Role::server("reused", "agent"), PID)];
+        let before = sample_now(&profiler, &server).servers[0].clone();
+        assert_eq!(before.processes, 1);
+        assert!(before.rss_bytes > 0);
+        std::fs::remove_file(proc.join(PID.to_string())).unwrap();
+        std::os::unix::fs::symlink(format!("/proc/{}", second.id()), proc.join(PID.to_string()))
+            .unwrap();
+        for _ in 0..3 {
+            let after = sample_now(&profiler, &server).servers[0].clone();
+            assert_eq!(
+                (after.rss_bytes, after.pss_bytes, after.processes),
+                (0, Some(0), 0),
+                "the newcomer at the pid was read as the server"
+            );
+            assert_eq!(after.peak_rss_bytes, before.peak_rss_bytes);
+            assert_eq!(after.peak_pss_bytes, before.peak_pss_bytes);
+        }
+        assert_eq!(kept(&profiler), (1, 2));
+        for child in [&mut first, &mut second] {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+        std::fs::remove_dir_all(&proc).unwrap();
+    }
+
+    /// Door 4 (#43): `/proc` unreadable in two more ways than no procfs at
+    /// all: the root a plain file, and a server's `statm` that is not a
+    /// `statm`. No value is exported for what cannot be read, 1,000 samples
+    /// later the maps hold nothing of it, and a gone server beside it still
+    /// reads zero.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_unreadable_proc_exports_no_gauge_and_keeps_nothing_sample_after_sample() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let server = (Role::server("child", "agent"), child.id());
+        let gone = (Role::server("gone", "agent"), u32::MAX);
+        let file = std::env::temp_dir().join(format!("gym-proc-file-{}", std::process::id()));
+        std::fs::write(&file, "not a procfs").unwrap();
+        let profiler = quiet_profiler(&file);
+        for _ in 0..1000 {
+            let sample = sample_now(&profiler, &[server.clone(), gone.clone()]);
+            assert_eq!(sample, MemorySample::default());
+            assert!(sample.points().is_empty());
+        }
+        assert_eq!(kept(&profiler), (0, 0));
+        assert!(profiler.shared.lock().said_unreadable);
+        // A server entry whose statm is garbage.
+        let proc = linked_proc("garbage", &[]);
+        let entry = proc.join(child.id().to_string());
+        std::fs::create_dir_all(&entry).unwrap();
+        for file in ["stat", "status", "smaps_rollup"] {
+            std::fs::copy(format!("/proc/{}/{file}", child.id()), entry.join(file)).unwrap();
+        }
+        std::fs::write(entry.join("statm"), "not numbers\n").unwrap();
+        let profiler = quiet_profiler(&proc);
+        for _ in 0..1000 {
+            let sample = sample_now(&profiler, &[server.clone(), gone.clone()]);
+            let names: Vec<_> = sample.servers.iter().map(|s| s.role.name()).collect();
+            assert_eq!(names, ["gone"]);
+            let of_child = sample
+                .points()
+                .into_iter()
+                .filter(|p| p.server.is_some_and(|s| s.role.name() == "child"));
+            assert_eq!(of_child.count(), 0);
+            assert!(sample.host.is_some());
+        }
+        assert_eq!(kept(&profiler), (1, 2)); // the gone one's root and peaks
+        child.kill().unwrap();
+        child.wait().unwrap();
+        std::fs::remove_file(&file).unwrap();
+        std::fs::remove_dir_all(&proc).unwrap();
+    }
+
+    /// Door 4 (#43): a sampling stuck in `/proc`. A process stuck in its
+    /// memory lock cannot be made on purpose here, so a procfs root whose
+    /// server's `smaps_rollup` is a FIFO no one writes holds the sampling
+    /// thread in `open` as such a process would. Meanwhile `latest()` and
+    /// `set_servers` answer at once (they never wait on `/proc`), and once
+    /// the FIFO is written the sample lands.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn latest_answers_at_once_while_a_sample_is_stuck_in_proc() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let proc = linked_proc("stuck", &[]);
+        let entry = proc.join(pid.to_string());
+        std::fs::create_dir_all(&entry).unwrap();
+        for file in ["stat", "statm", "status", "task"] {
+            std::os::unix::fs::symlink(format!("/proc/{pid}/{file}"), entry.join(file)).unwrap();
+        }
+        let fifo = entry.join("smaps_rollup");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        let rollup = std::fs::read(format!("/proc/{pid}/smaps_rollup")).unwrap();
+        /// Writes the FIFO (if its reader is there) when dropped, so that the
+        /// sampling thread ends whatever the test did.
+        struct Unblock(PathBuf, Vec<u8>);
+        impl Unblock {
+            /// `true` when the thread had the FIFO open (was stuck in it).
+            fn write(&self) -> bool {
+                // O_NONBLOCK: opening for writing fails unless a reader waits.
+                let opened = std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(0o4000)
+                    .open(&self.0);
+                opened
+                    .and_then(|mut f| std::io::Write::write_all(&mut f, &self.1))
+                    .is_ok()
+            }
+        }
+        impl Drop for Unblock {
+            fn drop(&mut self) {
+                self.write();
+            }
+        }
+        let unblock = Unblock(fifo, rollup);
+        let profiler = Arc::new(MemoryProfiler::start_at(Duration::from_millis(50), &proc));
+        let server = [(Role::server("stuck", "agent"), pid)];
+        let t = std::time::Instant::now();
+        profiler.set_servers(&server);
+        let set = t.elapsed();
+        // The thread wakes for the new list and blocks opening the FIFO.
+        std::thread::sleep(Duration::from_millis(300));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = Arc::clone(&profiler);
+        std::thread::spawn(move || {
+            let mut slowest = Duration::ZERO;
+            for k in 0..1000u32 {
+                let t = std::time::Instant::now();
+                let sample = reader.latest();
+                if k % 100 == 0 {
+                    reader.set_servers(&[(Role::server(format!("s{k}"), "agent"), pid)]);
+                    reader.set_servers(&server);
+                }
+                slowest = slowest.max(t.elapsed());
+                assert!(sample.servers.is_empty(), "a sample landed while stuck");
+            }
+            let _ = tx.send(slowest);
+        });
+        let slowest = rx
+            .recv_timeout(Duration::from_secs(5))
+            .expect("latest() waited on the stuck sample");
+        eprintln!("while stuck: set_servers {set:?}, slowest of 1,000 latest() {slowest:?}");
+        assert!(set < Duration::from_millis(50) && slowest < Duration::from_millis(50));
+        assert!(profiler.latest().host.is_some(), "the first sample is kept");
+        assert!(unblock.write(), "the sampling thread was not in the FIFO");
+        let landed = (0..500).any(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            profiler
+                .latest()
+                .servers
+                .first()
+                .is_some_and(|s| s.rss_bytes > 0)
+        });
+        assert!(landed, "no sample after the FIFO was written");
+        drop(unblock);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        drop(profiler);
+        std::fs::remove_dir_all(&proc).unwrap();
     }
 }

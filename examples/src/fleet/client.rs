@@ -6,12 +6,11 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::{Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-use serde::Deserialize;
 use serde_json::json;
 
 use super::server::{Task, Verdict};
@@ -35,10 +34,20 @@ pub struct Target {
     pub protocol: Protocol,
 }
 
-/// The part of a Gym verify response the agent reads.
-#[derive(Deserialize)]
-struct GymVerdict {
-    reward: f64,
+/// The largest `/verify` answer an agent reads: 1 MiB. Ours is a few bytes;
+/// Gym's echoes the request (`BaseVerifyResponse` extends the request, well
+/// under 1 KiB for the agents' bodies) and adds the reward. A longer answer
+/// is a call without a verdict, read no further, so that a hostile or broken
+/// server cannot make an agent hold more than this per call in flight.
+pub const MAX_ANSWER_BYTES: usize = 1 << 20;
+
+/// The reward of a Gym verify response: the number under `reward` in a
+/// JSON object. Read from the object itself, not through a derived
+/// `Deserialize`, which would also take an array (`[1.0]`) as the struct's
+/// fields in order and pass it.
+fn gym_reward(body: &[u8]) -> Option<f64> {
+    let answer: serde_json::Value = serde_json::from_slice(body).ok()?;
+    answer.as_object()?.get("reward")?.as_f64()
 }
 
 /// Why a `/verify` call got no verdict.
@@ -46,7 +55,9 @@ struct GymVerdict {
 pub enum CallError {
     /// No answer at all: refused, reset, or timed out. The server did not count it.
     Unanswered(Box<dyn Error + Send + Sync>),
-    /// The server answered, but not with a pass/fail verdict (e.g. HTTP 500).
+    /// The server answered, but not with a pass/fail verdict (e.g. HTTP 500,
+    /// a body that is not the dialect's verdict, or one over
+    /// [`MAX_ANSWER_BYTES`]).
     NoVerdict(StatusCode),
 }
 
@@ -64,8 +75,9 @@ impl std::fmt::Display for CallError {
 /// `Ok(passed)` on a verdict.
 ///
 /// # Errors
-/// [`CallError::Unanswered`] when no response arrived within `timeout`,
-/// [`CallError::NoVerdict`] when the response carried no verdict.
+/// [`CallError::Unanswered`] when no response arrived within `timeout`
+/// (its head and its whole body), [`CallError::NoVerdict`] when the response
+/// carried no verdict or a body over [`MAX_ANSWER_BYTES`].
 pub async fn verify(
     target: Target,
     task: &Task,
@@ -80,7 +92,9 @@ pub async fn verify(
     };
     let posted = post(target.addr, body, traceparent);
     let (status, body) = match tokio::time::timeout(timeout, posted).await {
-        Ok(Ok(answer)) => answer,
+        Ok(Ok((status, Some(body)))) => (status, body),
+        // Answered, but longer than any verdict: not read to its end.
+        Ok(Ok((status, None))) => return Err(CallError::NoVerdict(status)),
         Ok(Err(e)) => return Err(CallError::Unanswered(e)),
         Err(_) => {
             return Err(CallError::Unanswered(
@@ -92,10 +106,12 @@ pub async fn verify(
         return Err(CallError::NoVerdict(status));
     }
     let passed = match target.protocol {
-        Protocol::Fleet => serde_json::from_slice::<Verdict>(&body).map(|v| v.passed),
-        Protocol::Gym => serde_json::from_slice::<GymVerdict>(&body).map(|v| v.reward >= 1.0),
+        Protocol::Fleet => serde_json::from_slice::<Verdict>(&body)
+            .ok()
+            .map(|v| v.passed),
+        Protocol::Gym => gym_reward(&body).map(|reward| reward >= 1.0),
     };
-    passed.map_err(|_| CallError::NoVerdict(status))
+    passed.ok_or(CallError::NoVerdict(status))
 }
 
 /// `task` as a Gym verify request: the prompt's parameters (the task id in
@@ -126,11 +142,13 @@ fn gym_request(task: &Task) -> serde_json::Value {
     })
 }
 
+/// The answer's status and body; `None` for a body over [`MAX_ANSWER_BYTES`]
+/// (declared so, or found so while reading), which is read no further.
 async fn post(
     addr: SocketAddr,
     body: Vec<u8>,
     traceparent: Option<&str>,
-) -> Result<(StatusCode, Bytes), Box<dyn Error + Send + Sync>> {
+) -> Result<(StatusCode, Option<Bytes>), Box<dyn Error + Send + Sync>> {
     let stream = TcpStream::connect(addr).await?;
     let (mut sender, connection) =
         hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
@@ -144,8 +162,27 @@ async fn post(
     let request = request.body(Full::new(Bytes::from(body)))?;
     let response = sender.send_request(request).await?;
     let status = response.status();
-    let body = response.into_body().collect().await?.to_bytes();
+    let declared = response
+        .headers()
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let body = if declared.is_some_and(|n| n > MAX_ANSWER_BYTES as u64) {
+        None
+    } else {
+        match Limited::new(response.into_body(), MAX_ANSWER_BYTES)
+            .collect()
+            .await
+        {
+            Ok(body) => Some(body.to_bytes()),
+            Err(e) if e.is::<LengthLimitError>() => None,
+            Err(e) => return Err(e),
+        }
+    };
     drop(sender); // one request per connection: closing it ends the driver
+    if body.is_none() {
+        // The rest is never read: drop the connection, not wait for its end.
+        driver.abort();
+    }
     let _ = driver.await;
     Ok((status, body))
 }

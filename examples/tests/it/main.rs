@@ -13,6 +13,7 @@ mod fleet_scale_e2e;
 mod fleet_scale_otlp_e2e;
 mod fleet_sd_e2e;
 mod fleet_web_config_e2e;
+mod gym_hostile_servers;
 mod nemo_gym_e2e;
 mod nemo_gym_trace_e2e;
 mod ops_queries_e2e;

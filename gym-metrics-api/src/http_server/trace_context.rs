@@ -44,10 +44,10 @@ mod with_context {
     pub(crate) type Remote = Option<Context>;
 
     /// The context of a request whose `traceparent` (exactly one) is valid,
-    /// with its `tracestate` where that is valid too (an invalid one is
-    /// dropped, the parent kept, as the W3C recommendation says). Nothing is
-    /// read with no backend installed (nor under `off`): the context is
-    /// there for the exemplars a backend takes.
+    /// with its `tracestate` (every such header, as one list) where that is
+    /// valid too (an invalid one is dropped, the parent kept, as the W3C
+    /// recommendation says). Nothing is read with no backend installed (nor
+    /// under `off`): the context is there for the exemplars a backend takes.
     pub(crate) fn extract(headers: &http::HeaderMap) -> Remote {
         crate::enabled().then(|| caller(headers)).flatten()
     }
@@ -59,13 +59,25 @@ mod with_context {
             return None;
         };
         let (trace_id, span_id, flags) = parse_traceparent(parent.to_str().ok()?)?;
-        let state = headers
-            .get("tracestate")
-            .and_then(|s| s.to_str().ok())
-            .and_then(|s| s.parse::<TraceState>().ok())
-            .unwrap_or_default();
+        let state = trace_state(headers).unwrap_or_default();
         let span = SpanContext::new(trace_id, span_id, flags, true, state);
         Some(Context::current().with_remote_span_context(span))
+    }
+
+    /// Every `tracestate` header as one list, as W3C says repeated ones
+    /// are (combined in order, `,` between, as RFC 9110 combines repeated
+    /// fields); `None` if any is not visible ASCII or any member is invalid.
+    /// Its size is the server's header limit's; opentelemetry keeps 32
+    /// members at most.
+    fn trace_state(headers: &http::HeaderMap) -> Option<TraceState> {
+        let mut list = String::new();
+        for value in headers.get_all("tracestate") {
+            if !list.is_empty() {
+                list.push(',');
+            }
+            list.push_str(value.to_str().ok()?);
+        }
+        list.parse().ok()
     }
 
     /// Makes the caller's context current until the guard drops.

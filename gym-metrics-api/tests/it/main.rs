@@ -17,3 +17,4 @@ mod orchestrator_role;
 mod server_cannot_publish_targets;
 mod server_role_refused;
 mod span_group_gate;
+mod traceparent_attack;

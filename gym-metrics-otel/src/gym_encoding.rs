@@ -369,6 +369,9 @@ fn status(key: &str, code: &str) -> Option<KeyValue> {
 
 /// The semantic conventions' attributes of one series (the status an integer).
 fn stable_attributes(key: &HttpSeriesKey) -> Vec<KeyValue> {
+    if key.overflow {
+        return vec![overflow()];
+    }
     let mut kv = vec![
         string("http.request.method", key.method.as_str()),
         string("url.scheme", key.scheme.as_str()),
@@ -382,6 +385,17 @@ fn stable_attributes(key: &HttpSeriesKey) -> Vec<KeyValue> {
     kv
 }
 
+/// `otel.metric.overflow=true`, as the SDK marks its overflow series.
+fn overflow() -> KeyValue {
+    KeyValue {
+        key: "otel.metric.overflow".to_string(),
+        value: Some(AnyValue {
+            value: Some(any_value::Value::BoolValue(true)),
+        }),
+        key_strindex: 0,
+    }
+}
+
 /// The old conventions' `http.server.duration` (ms) of the stable series:
 /// `http.method`, `http.scheme`, `http.target` (the route), `http.status_code`;
 /// series that differ only in `error.type` merged. Its bounds are 0 and a
@@ -391,6 +405,7 @@ fn old_points(
     stable: &[(&HttpSeriesKey, HistogramSnapshot)],
 ) -> Vec<HistogramDataPoint> {
     type OldKey = (
+        bool,
         &'static str,
         &'static str,
         Option<&'static str>,
@@ -399,6 +414,7 @@ fn old_points(
     let mut merged: BTreeMap<OldKey, HistogramSnapshot> = BTreeMap::new();
     for (key, counts) in stable {
         let old = (
+            key.overflow,
             key.method.as_str(),
             key.scheme.as_str(),
             key.route,
@@ -422,12 +438,17 @@ fn old_points(
     }
     let bounds = Instrument::HTTP_SERVER_DURATION_OLD_BOUNDARIES_MS;
     (merged.into_iter())
-        .map(|((method, scheme, route, status_code), counts)| {
-            let mut kv = vec![string("http.method", method), string("http.scheme", scheme)];
-            kv.extend(route.map(|r| string("http.target", r)));
-            kv.extend(status_code.and_then(|s| status("http.status_code", s)));
-            explicit_point(span, kv, &counts, &bounds)
-        })
+        .map(
+            |((overflow_series, method, scheme, route, status_code), counts)| {
+                if overflow_series {
+                    return explicit_point(span, vec![overflow()], &counts, &bounds);
+                }
+                let mut kv = vec![string("http.method", method), string("http.scheme", scheme)];
+                kv.extend(route.map(|r| string("http.target", r)));
+                kv.extend(status_code.and_then(|s| status("http.status_code", s)));
+                explicit_point(span, kv, &counts, &bounds)
+            },
+        )
         .collect()
 }
 

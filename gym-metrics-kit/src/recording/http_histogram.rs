@@ -8,7 +8,7 @@
 //! The number of series is bounded by the attribute values
 //! [`HttpServerRequest`] can hold (see `gym_metrics_api`'s HTTP module docs).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 
 use crate::PerThread;
@@ -25,7 +25,7 @@ use super::sharded_histogram::HistogramSnapshot;
 /// use gym_metrics_api::{HttpMethod, UrlScheme};
 /// let key = gym_metrics_kit::recording::HttpSeriesKey {
 ///     method: HttpMethod::Post, route: Some("/verify"), status_code: Some("200"),
-///     scheme: UrlScheme::Http, error_type: None,
+///     scheme: UrlScheme::Http, error_type: None, overflow: false,
 /// };
 /// assert_eq!(key.labels()[0], ("http_request_method", "POST"));
 /// ```
@@ -41,7 +41,31 @@ pub struct HttpSeriesKey {
     pub scheme: UrlScheme,
     /// `error.type`, when the request failed.
     pub error_type: Option<&'static str>,
+    /// The overflow series (`otel.metric.overflow`): every request past
+    /// [`HTTP_SERIES_LIMIT`] distinct tuples; the other fields are unused.
+    pub overflow: bool,
 }
+
+/// The most distinct attribute tuples `http.server.request.duration` keeps
+/// (the `metrics` bridge's cardinality limit): a handler whose status a
+/// client chooses could otherwise make 30,000 series (method × route ×
+/// status × scheme), and every record searches its thread's series.
+/// Requests past it share one overflow series, and the first is logged.
+///
+/// ```
+/// assert_eq!(gym_metrics_kit::recording::HTTP_SERIES_LIMIT, 2000);
+/// ```
+pub const HTTP_SERIES_LIMIT: usize = 2000;
+
+/// The one series past the limit.
+const OVERFLOW: HttpSeriesKey = HttpSeriesKey {
+    method: HttpMethod::Other,
+    route: None,
+    status_code: None,
+    scheme: UrlScheme::Http,
+    error_type: None,
+    overflow: true,
+};
 
 impl HttpSeriesKey {
     fn of(request: &HttpServerRequest) -> Self {
@@ -51,6 +75,7 @@ impl HttpSeriesKey {
             status_code: request.status_code_str(),
             scheme: request.scheme(),
             error_type: request.error_type(),
+            overflow: false,
         }
     }
 
@@ -61,12 +86,15 @@ impl HttpSeriesKey {
     /// use gym_metrics_api::{HttpMethod, UrlScheme};
     /// let key = gym_metrics_kit::recording::HttpSeriesKey {
     ///     method: HttpMethod::Get, route: None, status_code: None,
-    ///     scheme: UrlScheme::Https, error_type: Some("timeout"),
+    ///     scheme: UrlScheme::Https, error_type: Some("timeout"), overflow: false,
     /// };
     /// let names: Vec<_> = key.labels().into_iter().map(|(n, _)| n).collect();
     /// assert_eq!(names, ["error_type", "http_request_method", "url_scheme"]);
     /// ```
     pub fn labels(&self) -> Vec<(&'static str, &'static str)> {
+        if self.overflow {
+            return vec![("otel_metric_overflow", "true")];
+        }
         let mut labels = Vec::with_capacity(5);
         if let Some(error) = self.error_type {
             labels.push(("error_type", error));
@@ -117,6 +145,9 @@ pub struct HttpServerHistogram {
     /// The series of threads past the end of their thread-local storage (a
     /// request timer dropped at thread exit): shared, behind the same lock.
     exited: Series,
+    /// Every tuple with a series of its own, up to [`HTTP_SERIES_LIMIT`]:
+    /// consulted only when a thread meets a tuple for the first time.
+    known: Mutex<HashSet<HttpSeriesKey>>,
 }
 
 /// One shard: its series, behind a mutex only a scrape (or, for the shared
@@ -138,6 +169,7 @@ impl HttpServerHistogram {
             native: Layout::seconds(native),
             shards: PerThread::new(),
             exited: Series::default(),
+            known: Mutex::default(),
         }
     }
 
@@ -178,14 +210,45 @@ impl HttpServerHistogram {
         let index = match series.iter().position(|(k, _)| *k == key) {
             Some(index) => index,
             None => {
-                series.push((key, self.empty()));
-                series.len() - 1
+                let key = self.admit(key);
+                match series.iter().position(|(k, _)| *k == key) {
+                    Some(index) => index,
+                    None => {
+                        series.push((key, self.empty()));
+                        series.len() - 1
+                    }
+                }
             }
         };
         let counts = &mut series[index].1;
         counts.buckets[bucket] = counts.buckets[bucket].wrapping_add(1);
         counts.native[slot] = counts.native[slot].wrapping_add(1);
         counts.sum += value;
+    }
+
+    /// `key` if it has (or may have) a series of its own, else the overflow
+    /// series, logging the first request sent there.
+    #[cold]
+    fn admit(&self, key: HttpSeriesKey) -> HttpSeriesKey {
+        let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
+        if known.contains(&key) {
+            return key;
+        }
+        if known.len() < HTTP_SERIES_LIMIT {
+            known.insert(key);
+            return key;
+        }
+        if !known.contains(&OVERFLOW) {
+            known.insert(OVERFLOW);
+            log::warn!(
+                target: "gym_metrics",
+                "http.server.request.duration holds its most series ({HTTP_SERIES_LIMIT} \
+                 distinct method, route, status and scheme tuples): further tuples are counted \
+                 in one series labelled otel.metric.overflow=true (said once); use route \
+                 templates, and keep client-chosen statuses out of the answers"
+            );
+        }
+        OVERFLOW
     }
 
     /// Every series, summed over the shards, in label order.
@@ -218,6 +281,39 @@ impl HttpServerHistogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn past_the_limit_every_new_tuple_shares_one_overflow_series() {
+        use gym_metrics_api::{HttpMethod, HttpServerRequest, UrlScheme};
+        let h = HttpServerHistogram::new(NativeConfig::default());
+        let ms = std::time::Duration::from_millis(3);
+        let methods = HttpMethod::ALL;
+        let mut sent = 0;
+        'all: for status in 100..600u16 {
+            for method in methods {
+                if sent == HTTP_SERIES_LIMIT + 100 {
+                    break 'all;
+                }
+                h.record(&HttpServerRequest::new(
+                    method,
+                    None,
+                    UrlScheme::Http,
+                    Some(status),
+                    ms,
+                ));
+                sent += 1;
+            }
+        }
+        // A tuple seen before the limit keeps its own series.
+        let first = HttpServerRequest::new(methods[0], None, UrlScheme::Http, Some(100), ms);
+        h.record(&first);
+        let series = h.snapshot();
+        assert_eq!(series.len(), HTTP_SERIES_LIMIT + 1);
+        assert_eq!(series[&OVERFLOW].count(), 100);
+        assert_eq!(OVERFLOW.labels(), [("otel_metric_overflow", "true")]);
+        let total: u64 = series.values().map(HistogramSnapshot::count).sum();
+        assert_eq!(total, sent as u64 + 1);
+    }
     use std::sync::Arc;
     use std::time::Duration;
 

@@ -36,7 +36,7 @@ mod slot_buckets;
 pub use exemplars::ExemplarSample;
 pub use fleet_gauge::FleetGauge;
 pub use fleet_sd::{FleetSd, SharedFleetSd};
-pub use http_histogram::{HttpSeriesKey, HttpServerHistogram};
+pub use http_histogram::{HttpSeriesKey, HttpServerHistogram, HTTP_SERIES_LIMIT};
 pub use instruments::GymMetrics;
 pub use native::{
     Layout, NativeConfig, NativeHistogramError, Reading, Side, DEFAULT_BUCKET_LIMIT,

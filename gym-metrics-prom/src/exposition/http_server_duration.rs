@@ -17,10 +17,11 @@ pub(crate) type HttpServerDurationSeries = (Labels, Vec<u64>, f64);
 
 /// The old name of each stable label the old conventions have (the stable
 /// `error_type` has no old twin); `http.target` held the route template.
-const OLD_NAMES: [(&str, &str); 4] = [
+const OLD_NAMES: [(&str, &str); 5] = [
     ("http_request_method", "http_method"),
     ("http_response_status_code", "http_status_code"),
     ("http_route", "http_target"),
+    ("otel_metric_overflow", "otel_metric_overflow"),
     ("url_scheme", "http_scheme"),
 ];
 

@@ -247,16 +247,18 @@ impl<H> HistogramCell<H> {
     }
 }
 
+// A value taken is passed on as its magnitude: -0.0 as 0.0, whose sign
+// bit the native buckets would read as the top of the exponent.
 impl<H: HistogramFn> HistogramFn for HistogramCell<H> {
     fn record(&self, value: f64) {
         if self.takes(value, 1) {
-            self.sink.record(value);
+            self.sink.record(value.abs());
         }
     }
 
     fn record_many(&self, value: f64, count: usize) {
         if self.takes(value, count as u64) {
-            self.sink.record_many(value, count);
+            self.sink.record_many(value.abs(), count);
         }
     }
 }
@@ -288,6 +290,8 @@ mod tests {
             h.record(v);
         }
         assert_eq!(h.dropped(), 0);
+        // -0.0 went on as 0.0: the sum has no negative zero.
+        assert!(h.sink().0.lock().unwrap().is_sign_positive());
         // The pair: 1e308 then f64::MAX made the sum +Inf for ever.
         for v in [1e308, f64::MAX, MAX_HISTOGRAM_VALUE * 2.0, -1.0, f64::NAN] {
             h.record(v);

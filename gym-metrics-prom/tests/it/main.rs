@@ -7,6 +7,7 @@
 //! alone, in a child process.
 
 mod absurd_durations;
+mod accept_negotiation;
 mod app_registry;
 mod bad_input_props;
 mod basic_auth_admission;
@@ -36,11 +37,14 @@ mod gym_disabled;
 mod gym_memory;
 mod gym_span_groups;
 mod hostile_clients;
+mod http_cardinality;
 mod metrics_bridge;
+mod native_extremes;
 mod pinned_slots;
 mod port_in_use;
 mod process_metrics;
 mod promtool_check;
 mod resource_attributes_promtool;
 mod thread_local_destructor;
+mod traceparent_exemplars;
 mod web_config_tls;

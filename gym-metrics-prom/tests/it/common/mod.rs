@@ -3,5 +3,7 @@
 
 pub mod exposition;
 pub mod host;
+pub mod independent;
+pub mod layered;
 pub mod pki;
 pub mod raw_http;

@@ -15,7 +15,8 @@ use crate::ConfigError;
 /// let vars = EnvVars::from_lookup(&OtelEnv::VARIABLES, |name| match name {
 ///     "OTEL_SERVICE_NAME" => Some(" lab ".to_string()),
 ///     "OTEL_RESOURCE_ATTRIBUTES" => Some("team=rl".to_string()),
-///     _ => Some("http".to_string()),
+///     "OTEL_SEMCONV_STABILITY_OPT_IN" => Some("http".to_string()),
+///     _ => None,
 /// });
 /// let env = OtelEnv::read(&vars)?;
 /// assert_eq!(env.service_name.as_deref(), Some("lab"));

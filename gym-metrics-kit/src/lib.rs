@@ -13,6 +13,7 @@
 //! | [`naming`] | the Prometheus naming rules both backends' expositions follow |
 //! | `bridge` (feature `metrics-bridge`) | the `metrics` crate bridged into a backend: registry, series, cardinality cap, recorder, over a backend's storage |
 //! | [`install`] | the one install sequence of every backend's `install` |
+//! | [`log_limiter`] | at most one log line per cause per interval, with a count of those held back: the Prometheus endpoint's client-caused lines, the OpenTelemetry backend's export-failure reminders |
 //! | [`settings`] | what both backends' builders set alike (role, boundaries, resource, Gym's settings, extra families) |
 //! | `recording` (feature `recording`) | the one recording core of both backends: per-thread histogram shards with native buckets and exemplar slots, the HTTP series, the fleet gauge and fleet |
 //! | `process` (feature `process`) | this process's CPU, memory, descriptors and threads, from /proc |
@@ -28,6 +29,7 @@ pub mod env;
 mod error;
 pub mod file;
 pub mod install;
+pub mod log_limiter;
 #[cfg(feature = "process")]
 pub mod memory;
 pub mod naming;

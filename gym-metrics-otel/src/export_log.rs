@@ -1,11 +1,13 @@
-//! Export failures, logged through `log` and rate-limited: the first failure
-//! at once, then at most one reminder a minute while they go on, and one line
-//! when exports recover.
+//! Export failures, logged through `log` and rate-limited by the kit's
+//! [`LogLimiter`]: the first failure at once, then at most one reminder a
+//! minute while they go on, and one line when exports recover (after which
+//! the next failure is again logged at once).
 
 use std::fmt;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use gym_metrics_kit::log_limiter::{LogLimiter, ONCE_A_MINUTE};
 use gym_metrics_kit::redact::{redact_urls, redact_value};
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::data::ResourceMetrics;
@@ -15,8 +17,8 @@ use opentelemetry_sdk::metrics::Temporality;
 /// The `log` target of every line this backend logs.
 pub(crate) const LOG_TARGET: &str = "gym_metrics_otel";
 
-/// Least time between two reminders that exports still fail.
-const REMINDER_EVERY: Duration = Duration::from_secs(60);
+/// The one cause of [`LoggedExporter`]'s rate-limited lines.
+const EXPORT_FAILED: &str = "metrics export failed";
 
 /// Wraps an exporter and logs its failures, rate-limited. Nothing it logs
 /// carries the user-info or a query value of a URL (`http://user:password@`,
@@ -25,13 +27,11 @@ const REMINDER_EVERY: Duration = Duration::from_secs(60);
 pub(crate) struct LoggedExporter<E> {
     inner: E,
     destination: String,
-    state: Mutex<FailureState>,
-}
-
-#[derive(Debug, Default)]
-struct FailureState {
-    failures_in_a_row: u64,
-    last_logged: Option<Instant>,
+    /// Failed exports since the last success.
+    failures_in_a_row: Mutex<u64>,
+    /// A failure line at once, then at most one reminder a minute
+    /// ([`ONCE_A_MINUTE`]); forgotten on success.
+    reminders: LogLimiter,
 }
 
 impl<E: PushMetricExporter> LoggedExporter<E> {
@@ -40,37 +40,41 @@ impl<E: PushMetricExporter> LoggedExporter<E> {
         Self {
             inner,
             destination: redact_value("the OTLP endpoint", destination),
-            state: Mutex::new(FailureState::default()),
+            failures_in_a_row: Mutex::new(0),
+            reminders: LogLimiter::new(ONCE_A_MINUTE),
         }
     }
 
     fn note(&self, result: &OTelSdkResult) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        // Held while the limiter is asked, so a success and a failure
+        // noted at once cannot interleave their count and its lines.
+        let mut failures_in_a_row = self
+            .failures_in_a_row
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         match result {
             Ok(()) => {
-                if state.failures_in_a_row > 0 {
+                if *failures_in_a_row > 0 {
                     log::info!(
                         target: LOG_TARGET,
                         "metrics export to {} recovered after {} failed attempt(s); cumulative totals were sent in full",
                         self.destination,
-                        state.failures_in_a_row
+                        *failures_in_a_row
                     );
                 }
-                *state = FailureState::default();
+                *failures_in_a_row = 0;
+                self.reminders.forget(EXPORT_FAILED);
             }
             Err(e) => {
                 let e = redact_urls(&e.to_string()).into_owned();
-                state.failures_in_a_row += 1;
-                let due = state
-                    .last_logged
-                    .is_none_or(|at| at.elapsed() >= REMINDER_EVERY);
-                if due {
-                    state.last_logged = Some(Instant::now());
+                *failures_in_a_row += 1;
+                // The count in a row says how many were held back.
+                if self.reminders.admit(EXPORT_FAILED).is_some() {
                     log::warn!(
                         target: LOG_TARGET,
                         "metrics export to {} failed ({} in a row): {e}; values keep accumulating and the next successful export carries the full totals; check that the collector is up (further failures are logged at most once a minute)",
                         self.destination,
-                        state.failures_in_a_row
+                        *failures_in_a_row
                     );
                 }
             }

@@ -116,7 +116,7 @@ mod scope;
 
 pub use builder::PrometheusBuilder;
 #[cfg(feature = "web-config")]
-pub use endpoint::web_config::{WebConfig, WebConfigError};
+pub use endpoint::web_security::web_config::{WebConfig, WebConfigError};
 pub use endpoint::EndpointStats;
 pub use error::{BuildError, ConfigError, ShutdownError};
 #[cfg(feature = "prometheus-collector")]

@@ -1,19 +1,21 @@
-//! What the accept loop, every connection and the guard share.
+//! The endpoint's state: what the accept loop, every connection and the
+//! guard share.
 
-use super::connection_state::Clock;
-use super::final_scrape::FinalScrapeWatch;
-use super::limits::Limits;
-use super::log_limiter::{LogLimiter, ONCE_A_MINUTE};
-use super::registry::Registry;
+use gym_metrics_kit::log_limiter::{LogLimiter, ONCE_A_MINUTE};
+
+use super::connections::connection_state::Clock;
+use super::connections::final_scrape::FinalScrapeWatch;
+use super::connections::limits::Limits;
+use super::connections::live_connections::LiveConnections;
+use super::connections::stats::{Counters, EndpointStats};
 use super::renders::Renders;
-use super::stats::{Counters, EndpointStats};
 
 /// One endpoint's limits, live connections, counts and rate-limited log.
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) limits: Limits,
     pub(crate) clock: Clock,
-    pub(crate) registry: Registry,
+    pub(crate) live_connections: LiveConnections,
     pub(crate) counters: Counters,
     pub(crate) final_scrape: FinalScrapeWatch,
     /// The renders the answers hold, shared past a budget.
@@ -22,7 +24,7 @@ pub(crate) struct Shared {
     pub(crate) log: LogLimiter,
     /// Basic auth on every request, when the web configuration has users.
     #[cfg(feature = "web-config")]
-    pub(crate) basic_auth: Option<super::basic_auth::BasicAuth>,
+    pub(crate) basic_auth: Option<super::web_security::basic_auth::BasicAuth>,
 }
 
 impl Shared {
@@ -30,7 +32,7 @@ impl Shared {
         Self {
             limits,
             clock: Clock::start(),
-            registry: Registry::default(),
+            live_connections: LiveConnections::default(),
             counters: Counters::default(),
             final_scrape: FinalScrapeWatch::default(),
             renders: Renders::default(),
@@ -43,7 +45,7 @@ impl Shared {
     pub(crate) fn stats(&self) -> EndpointStats {
         let mut stats = self
             .counters
-            .snapshot(self.limits.max_connections, self.registry.len());
+            .snapshot(self.limits.max_connections, self.live_connections.len());
         stats.shared_answers = self.renders.shared();
         stats
     }

@@ -2,61 +2,59 @@
 //! on a thread of its own, so the application needs no runtime.
 //!
 //! It must never take its host down, so it holds at most a quarter of the
-//! process's descriptors (`limits`), and no client can pin a place within
-//! that cap: a new connection is never refused, the oldest connection
-//! waiting for a request makes room for it, else the oldest past its first
-//! 100 ms whatever it is doing, but never one whose request waits for its
-//! password check (when none may go, the new one waits for room and the
-//! rest wait in the kernel's queue, in order: `registry`); a connection is
-//! closed after 10 s without a request,
-//! or when an answer is not all on the socket 10 s after its request,
-//! whatever the client reads meanwhile; and each is answered one request
-//! at a time: a request sent before the answer before it was out is
-//! answered with `Connection: close`, and is its last (`connection`). Past
-//! 8 MiB of renders held by answers not yet read, scrapes share the newest
-//! render (`renders`), so slow readers hold one copy of a large exposition,
-//! not one each. Every line a client can cause is logged at most once a
-//! minute per cause (`log_limiter`); the counts are in [`EndpointStats`].
+//! process's descriptors (`connections/limits.rs`), and no client can pin a
+//! place within that cap: a new connection is never refused, the oldest
+//! connection waiting for a request makes room for it, else the oldest past
+//! its first 100 ms whatever it is doing, but never one whose request waits
+//! for its password check (when none may go, the new one waits for room and
+//! the rest wait in the kernel's queue, in order:
+//! `connections/live_connections.rs`); a connection is closed after 10 s
+//! without a request, or when an answer is not all on the socket 10 s after
+//! its request, whatever the client reads meanwhile; and each is answered
+//! one request at a time: a request sent before the answer before it was
+//! out is answered with `Connection: close`, and is its last
+//! (`connections/connection.rs`). Past 8 MiB of renders held by answers not
+//! yet read, scrapes share the newest render (`renders.rs`), so slow readers
+//! hold one copy of a large exposition, not one each. Every line a client
+//! can cause is logged at most once a minute per cause (the kit's
+//! [`log_limiter`](gym_metrics_kit::log_limiter)); the counts are in
+//! [`EndpointStats`].
 //!
 //! Well-kept crates do what they can: hyper-util runs hyper on tokio
 //! (`TokioIo`, `TokioTimer`, hence hyper's header-read timeout), rustls
-//! through tokio-rustls does TLS, `web_config.rs` reads exporter-toolkit's
-//! file. What hyper 1 lacks is written here, once: it has no idle timeout
-//! (no request for a while), no write timeout (an answer going nowhere,
-//! hyperium/hyper#1628, #3852) and no bound on pipelining (it answers the
-//! requests a client sends without reading one after another, so that
-//! connection is never idle; `pipeline_flush` only batches their writes),
-//! and neither hyper-util nor tower-http adds one that sees the socket. So
-//! `activity_io.rs` reports the socket's reads, full writes and flushes,
-//! `connection_state.rs` makes of them what the connection is doing (idle
-//! or busy, since when, a request pipelined or not), the watchdog in
-//! `connection.rs` closes it on either timeout and its handler closes it
-//! after a pipelined request; the connection cap with its eviction
-//! (`registry.rs`) has no crate either. The rest of the crate comes in
-//! through [`Endpoint`] alone (started with the web configuration's
-//! [`Protection`]).
+//! through tokio-rustls does TLS, `web_security/web_config.rs` reads
+//! exporter-toolkit's file. What hyper 1 lacks is written here, once: it
+//! has no idle timeout (no request for a while), no write timeout (an
+//! answer going nowhere, hyperium/hyper#1628, #3852) and no bound on
+//! pipelining (it answers the requests a client sends without reading one
+//! after another, so that connection is never idle; `pipeline_flush` only
+//! batches their writes), and neither hyper-util nor tower-http adds one
+//! that sees the socket. So `connections/activity_io.rs` reports the
+//! socket's reads, full writes and flushes, `connections/connection_state.rs`
+//! makes of them what the connection is doing (idle or busy, since when, a
+//! request pipelined or not), the watchdog in `connections/connection.rs`
+//! closes it on either timeout and its handler closes it after a pipelined
+//! request; the connection cap with its eviction
+//! (`connections/live_connections.rs`) has no crate either. The rest of the
+//! crate comes in through [`Endpoint`] alone (started with the web
+//! configuration's [`Protection`]).
+//!
+//! | file or folder | what it holds |
+//! |---|---|
+//! | `mod.rs` | [`Endpoint`]: the runtime's thread, started and stopped |
+//! | `connections/` | accepting within the cap, serving each connection under its watchdog, making room, the counts, the final scrape |
+//! | `web_security/` | the web configuration file, TLS, basic auth, and the warning for an endpoint exposed without them |
+//! | `respond.rs` | the answer to one request: `/metrics`, `/sd`, 404, 405 |
+//! | `negotiate.rs` | content negotiation: the format (`Accept`) and gzip (`Accept-Encoding`) |
+//! | `renders.rs` | the renders the answers hold, shared past a budget |
+//! | `endpoint_state.rs` | what the accept loop, every connection and the guard share: limits, clock, live connections, counts, renders, the log limiter, basic auth |
 
-mod accept_loop;
-mod activity_io;
-#[cfg(feature = "web-config")]
-mod basic_auth;
-mod connection;
-mod connection_state;
-mod exposure;
-mod final_scrape;
-mod limits;
-mod log_limiter;
+mod connections;
+mod endpoint_state;
 mod negotiate;
-mod protection;
-mod registry;
 mod renders;
 mod respond;
-mod shared;
-mod stats;
-#[cfg(feature = "web-config")]
-mod tls;
-#[cfg(feature = "web-config")]
-pub(crate) mod web_config;
+pub(crate) mod web_security;
 
 use std::net::{SocketAddr, TcpListener as StdTcpListener};
 use std::sync::Arc;
@@ -68,13 +66,14 @@ use tokio::sync::oneshot;
 
 use crate::error::{BuildError, ShutdownError};
 use crate::handle::PrometheusHandle;
-use accept_loop::Stop;
-use limits::Limits;
-use shared::Shared;
+use connections::accept_loop::{self, Stop};
+use connections::limits::Limits;
+use endpoint_state::Shared;
+use web_security::exposure;
 
-use final_scrape::FinalScrape;
-pub(crate) use protection::Protection;
-pub use stats::EndpointStats;
+use connections::final_scrape::FinalScrape;
+pub use connections::stats::EndpointStats;
+pub(crate) use web_security::protection::Protection;
 
 /// A running listener; stopped (and its port freed) on drop.
 #[derive(Debug)]

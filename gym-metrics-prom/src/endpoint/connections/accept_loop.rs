@@ -1,6 +1,6 @@
 //! Accepting connections within the cap until shutdown (after a final scrape
 //! when one is awaited), then draining the open ones. At the cap, a
-//! connection accepted waits for room (`registry`) and nothing more is
+//! connection accepted waits for room (`live_connections`) and nothing more is
 //! accepted meanwhile: the others wait in the kernel's queue, in order.
 
 use std::sync::Arc;
@@ -11,10 +11,10 @@ use tokio::sync::{oneshot, watch};
 
 use super::connection;
 use super::final_scrape::FinalScrape;
-use super::protection::TlsSource;
-use super::registry::Admission;
-use super::shared::Shared;
+use super::live_connections::Admission;
 use super::stats::Event;
+use crate::endpoint::endpoint_state::Shared;
+use crate::endpoint::web_security::protection::TlsSource;
 use crate::handle::PrometheusHandle;
 
 /// How long open connections get to finish their answers at shutdown.
@@ -79,7 +79,7 @@ pub(crate) async fn serve(
                 }
                 Err(e) => accept_failed(&e, &shared).await,
             },
-            admission = shared.registry.admit(cap, shared.clock), if waiting.is_some() => {
+            admission = shared.live_connections.admit(cap, shared.clock), if waiting.is_some() => {
                 if let Some(stream) = waiting.take() {
                     serve_admitted(stream, admission, tls.as_mut(), &handle, &shared, &drained).await;
                 }
@@ -89,7 +89,7 @@ pub(crate) async fn serve(
     // The port is free from here; connections get a moment to finish.
     drop(listener);
     let _ = drain.send(true);
-    if tokio::time::timeout(DRAIN_DEADLINE, shared.registry.emptied())
+    if tokio::time::timeout(DRAIN_DEADLINE, shared.live_connections.emptied())
         .await
         .is_err()
     {

@@ -13,7 +13,7 @@ use tokio::net::TcpStream;
 
 use super::connection_state::ConnectionState;
 use super::final_scrape::FinalScrapeWatch;
-use super::shared::Shared;
+use crate::endpoint::endpoint_state::Shared;
 
 /// A `TcpStream` that reports its reads, writes and flushes to its [`ConnectionState`].
 #[derive(Debug)]

@@ -18,13 +18,13 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 use super::activity_io::ActivityIo;
-#[cfg(feature = "web-config")]
-use super::basic_auth;
 use super::connection_state::{ConnectionState, Expiry};
-use super::protection::ConnectionTls;
-use super::respond;
-use super::shared::Shared;
 use super::stats::Event;
+use crate::endpoint::endpoint_state::Shared;
+use crate::endpoint::respond;
+#[cfg(feature = "web-config")]
+use crate::endpoint::web_security::basic_auth;
+use crate::endpoint::web_security::protection::ConnectionTls;
 use crate::handle::PrometheusHandle;
 
 /// The largest request head read (hyper's default is ~400 KiB): a scrape's
@@ -229,7 +229,7 @@ async fn refusal<B>(
 ) -> Option<Response<Full<Bytes>>> {
     let auth = shared.basic_auth.as_ref()?;
     let verdict = {
-        let _checking = shared.registry.checking(state);
+        let _checking = shared.live_connections.checking(state);
         auth.check(request.headers()).await
     };
     basic_auth::refusal(verdict, &shared.counters, &shared.log)
@@ -270,7 +270,7 @@ fn close_expired(shared: &Shared, expiry: Expiry) {
     }
 }
 
-/// Removes the connection from the registry however its task ends
+/// Removes the connection from the live connections however its task ends
 /// (returned, or dropped with the runtime), and marks it closed. Declared
 /// first in [`serve`], it is dropped last: after the socket.
 struct Registered {
@@ -280,7 +280,7 @@ struct Registered {
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        self.shared.registry.remove(self.state.id());
+        self.shared.live_connections.remove(self.state.id());
         self.state.mark_closed();
     }
 }

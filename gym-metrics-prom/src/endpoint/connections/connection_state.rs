@@ -1,8 +1,9 @@
 //! What one connection is doing, as its request handler, its socket wrapper,
-//! its watchdog and the registry (choosing whom to evict) see it: idle
-//! (waiting for a request) or busy (from a request's head until its answer
-//! is all on the socket), since when, whether a request came pipelined, and
-//! whether it waits for (or is in) its password check.
+//! its watchdog and the live connections (`live_connections`, choosing whom
+//! to evict) see it: idle (waiting for a request) or busy (from a request's
+//! head until its answer is all on the socket), since when, whether a
+//! request came pipelined, and whether it waits for (or is in) its password
+//! check.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -48,7 +49,7 @@ pub(crate) enum Expiry {
 const NOT_BUSY: u64 = u64::MAX;
 
 /// One live connection's state; shared, all on the endpoint's thread but
-/// for the guard reading the registry's size.
+/// for the guard reading how many connections are live.
 ///
 /// Busy runs from a request's head (or a write that found the socket full)
 /// to the first flush, with no request left in progress, that reaches the
@@ -61,7 +62,7 @@ pub(crate) struct ConnectionState {
     clock: Clock,
     /// When the connection was admitted (ms).
     admitted_ms: u64,
-    /// Its request waits for, or is in, its password check (`Registry::checking`).
+    /// Its request waits for, or is in, its password check (`LiveConnections::checking`).
     checking: AtomicBool,
     requests_in_progress: AtomicU32,
     /// Since when the connection has been busy; [`NOT_BUSY`] while idle.

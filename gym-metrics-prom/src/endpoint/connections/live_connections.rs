@@ -2,10 +2,11 @@
 //! new one:
 //!
 //! - never one whose request waits for its password check, or is in it: the
-//!   line of checks is first in, first out and bounded (`basic_auth`), and
-//!   its place in that line is all a right password never seen before has
-//!   during a flood of fresh wrong ones (issue 43: evicted while it waited,
-//!   it was closed with no answer at all);
+//!   line of checks is first in, first out and bounded
+//!   (`web_security/basic_auth.rs`), and its place in that line is all a
+//!   right password never seen before has during a flood of fresh wrong
+//!   ones (issue 43: evicted while it waited, it was closed with no answer
+//!   at all);
 //! - else the oldest of those that go first (waiting for a request after an
 //!   answer, answering a pipelined request, idle or busy for a second);
 //! - else the oldest past its first [`GRACE_MS`], whatever it is doing;
@@ -50,7 +51,7 @@ pub(crate) struct Admission {
 
 /// Live connections by id; ids grow, so the first is the oldest.
 #[derive(Debug, Default)]
-pub(crate) struct Registry {
+pub(crate) struct LiveConnections {
     live: Mutex<BTreeMap<u64, Arc<ConnectionState>>>,
     next_id: AtomicU64,
     /// Notified when the last connection leaves (for the drain at shutdown).
@@ -60,7 +61,7 @@ pub(crate) struct Registry {
     changed: Notify,
 }
 
-impl Registry {
+impl LiveConnections {
     /// Registers a new connection once there is room for it: below `cap`,
     /// or at `cap` once one may make room (it is evicted). Cancel-safe: it
     /// registers only in the poll that returns.
@@ -106,7 +107,7 @@ impl Registry {
     pub(crate) fn checking<'a>(&'a self, state: &'a ConnectionState) -> Checking<'a> {
         state.set_checking(true);
         Checking {
-            registry: self,
+            live_connections: self,
             state,
         }
     }
@@ -150,10 +151,10 @@ fn victim(live: &BTreeMap<u64, Arc<ConnectionState>>, now_ms: u64) -> Result<u64
 }
 
 /// A request's password check, from its place in line to its verdict
-/// ([`Registry::checking`]); its end may make room.
+/// ([`LiveConnections::checking`]); its end may make room.
 #[cfg(feature = "web-config")]
 pub(crate) struct Checking<'a> {
-    registry: &'a Registry,
+    live_connections: &'a LiveConnections,
     state: &'a ConnectionState,
 }
 
@@ -161,7 +162,7 @@ pub(crate) struct Checking<'a> {
 impl Drop for Checking<'_> {
     fn drop(&mut self) {
         self.state.set_checking(false);
-        self.registry.changed.notify_one();
+        self.live_connections.changed.notify_one();
     }
 }
 
@@ -172,65 +173,69 @@ mod tests {
     /// Admits at `now_ms`; the new state and the evicted one's id, or when
     /// to look again.
     fn admit_at(
-        registry: &Registry,
+        live: &LiveConnections,
         cap: usize,
         clock: Clock,
         now_ms: u64,
     ) -> Result<(Arc<ConnectionState>, Option<u64>), Option<u64>> {
-        let Admission { state, evicted } = registry.try_admit(cap, clock, now_ms)?;
+        let Admission { state, evicted } = live.try_admit(cap, clock, now_ms)?;
         Ok((state, evicted.map(|e| e.id())))
     }
 
-    fn admit(registry: &Registry, cap: usize, clock: Clock) -> (Arc<ConnectionState>, Option<u64>) {
+    fn admit(
+        live: &LiveConnections,
+        cap: usize,
+        clock: Clock,
+    ) -> (Arc<ConnectionState>, Option<u64>) {
         // Well past every connection's grace.
-        admit_at(registry, cap, clock, clock.now_ms() + GRACE_MS).unwrap()
+        admit_at(live, cap, clock, clock.now_ms() + GRACE_MS).unwrap()
     }
 
     #[test]
     fn at_the_cap_one_waiting_for_a_request_goes_first_else_the_oldest_whatever_it_does() {
-        let registry = Registry::default();
+        let live = LiveConnections::default();
         let clock = Clock::start();
-        let (first, _) = admit(&registry, 3, clock);
-        let (second, _) = admit(&registry, 3, clock);
-        let (third, _) = admit(&registry, 3, clock);
+        let (first, _) = admit(&live, 3, clock);
+        let (second, _) = admit(&live, 3, clock);
+        let (third, _) = admit(&live, 3, clock);
         // All answering requests (or just connected): the oldest goes.
         let _busy_first = first.request_started();
         let busy_second = second.request_started();
-        let (fourth, evicted) = admit(&registry, 3, clock);
+        let (fourth, evicted) = admit(&live, 3, clock);
         assert_eq!(evicted, Some(first.id()));
         assert!(first.is_evicted() && !second.is_evicted() && !third.is_evicted());
-        assert_eq!(registry.len(), 3);
+        assert_eq!(live.len(), 3);
         // Removing an evicted connection again changes nothing.
-        registry.remove(first.id());
-        assert_eq!(registry.len(), 3);
+        live.remove(first.id());
+        assert_eq!(live.len(), 3);
 
         // The second's answer written out: it waits for a request and goes
         // before the third, older and still connecting.
         drop(busy_second);
         second.flushed();
-        let (_, evicted) = admit(&registry, 3, clock);
+        let (_, evicted) = admit(&live, 3, clock);
         assert_eq!(evicted, Some(second.id()));
 
         // Answering, or just connected: the oldest again.
         third.write_stalled();
         let _busy_fourth = fourth.request_started();
-        let (_, evicted) = admit(&registry, 3, clock);
+        let (_, evicted) = admit(&live, 3, clock);
         assert_eq!(evicted, Some(third.id()));
-        assert_eq!(registry.len(), 3);
+        assert_eq!(live.len(), 3);
     }
 
     #[test]
     fn a_new_connection_has_its_grace_and_then_the_one_after_it_waits_no_longer() {
-        let registry = Registry::default();
+        let live = LiveConnections::default();
         let clock = Clock::start();
-        let (first, _) = admit_at(&registry, 2, clock, 0).unwrap();
-        let (second, _) = admit_at(&registry, 2, clock, 0).unwrap();
+        let (first, _) = admit_at(&live, 2, clock, 0).unwrap();
+        let (second, _) = admit_at(&live, 2, clock, 0).unwrap();
         let at = first.admitted_ms();
         // Both within their grace: the third waits until the first's ends.
-        let retry = admit_at(&registry, 2, clock, at).unwrap_err();
+        let retry = admit_at(&live, 2, clock, at).unwrap_err();
         assert_eq!(retry, Some(at + GRACE_MS));
-        assert_eq!(registry.len(), 2);
-        let (_, evicted) = admit_at(&registry, 2, clock, at + GRACE_MS).unwrap();
+        assert_eq!(live.len(), 2);
+        let (_, evicted) = admit_at(&live, 2, clock, at + GRACE_MS).unwrap();
         assert_eq!(evicted, Some(first.id()));
         assert!(!second.is_evicted());
     }
@@ -238,24 +243,24 @@ mod tests {
     #[cfg(feature = "web-config")]
     #[test]
     fn a_connection_in_its_password_check_is_never_evicted() {
-        let registry = Registry::default();
+        let live = LiveConnections::default();
         let clock = Clock::start();
-        let (first, _) = admit(&registry, 2, clock);
-        let (second, _) = admit(&registry, 2, clock);
+        let (first, _) = admit(&live, 2, clock);
+        let (second, _) = admit(&live, 2, clock);
         let later = clock.now_ms() + 10 * SLOW_MS;
         // The oldest, busy for ten seconds, waiting for its check: the
         // second goes instead.
         let _request = first.request_started();
-        let checking = registry.checking(&first);
-        let (third, evicted) = admit_at(&registry, 2, clock, later).unwrap();
+        let checking = live.checking(&first);
+        let (third, evicted) = admit_at(&live, 2, clock, later).unwrap();
         assert_eq!(evicted, Some(second.id()));
         // Every other one checking too: nobody goes, whatever the time,
         // until a check ends.
         let _request = third.request_started();
-        let third_checking = registry.checking(&third);
-        assert_eq!(admit_at(&registry, 2, clock, later).unwrap_err(), None);
+        let third_checking = live.checking(&third);
+        assert_eq!(admit_at(&live, 2, clock, later).unwrap_err(), None);
         drop(checking);
-        let (_, evicted) = admit_at(&registry, 2, clock, later).unwrap();
+        let (_, evicted) = admit_at(&live, 2, clock, later).unwrap();
         assert_eq!(evicted, Some(first.id()));
         drop(third_checking);
     }
@@ -263,34 +268,34 @@ mod tests {
     #[cfg(feature = "web-config")]
     #[test]
     fn the_admission_waits_for_a_connection_to_leave() {
-        let registry = Arc::new(Registry::default());
+        let live = Arc::new(LiveConnections::default());
         let clock = Clock::start();
-        let (first, _) = admit(&registry, 1, clock);
-        let _checking = registry.checking(&first);
+        let (first, _) = admit(&live, 1, clock);
+        let _checking = live.checking(&first);
         tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
             .unwrap()
             .block_on(async {
                 let waiting = {
-                    let registry = Arc::clone(&registry);
-                    tokio::spawn(async move { registry.admit(1, clock).await.evicted.is_none() })
+                    let live = Arc::clone(&live);
+                    tokio::spawn(async move { live.admit(1, clock).await.evicted.is_none() })
                 };
                 tokio::task::yield_now().await;
                 assert!(!waiting.is_finished(), "admitted over the cap");
-                registry.remove(first.id());
+                live.remove(first.id());
                 assert!(waiting.await.unwrap(), "room came without an eviction");
             });
     }
 
     #[test]
     fn below_the_cap_nobody_is_evicted() {
-        let registry = Registry::default();
+        let live = LiveConnections::default();
         let clock = Clock::start();
         for _ in 0..5 {
-            let (state, evicted) = admit(&registry, 5, clock);
+            let (state, evicted) = admit(&live, 5, clock);
             assert!(evicted.is_none() && !state.is_evicted());
         }
-        assert_eq!(registry.len(), 5);
+        assert_eq!(live.len(), 5);
     }
 }

@@ -31,9 +31,10 @@
 //!   request is turned away for its length: every waiting check belongs to
 //!   one open connection (HTTP/1.1 asks one request at a time), so the line
 //!   is never longer than the endpoint's connection cap; and a connection
-//!   in it is never evicted to make room for a new one (`registry`: at the
-//!   cap, newcomers wait in the kernel's queue, in order, rather than
-//!   closing a check before its turn, issue 43). (The old bound, 8
+//!   in it is never evicted to make room for a new one
+//!   (`connections/live_connections.rs`: at the cap, newcomers wait in the
+//!   kernel's queue, in order, rather than closing a check before its turn,
+//!   issue 43). (The old bound, 8
 //!   waiting then 429 at once, let 32 flooding threads keep the line full
 //!   so that a new right password was refused every time.)
 //! - So a check waits for at most the checks already in line when it came,
@@ -61,9 +62,10 @@ use http_body_util::Full;
 use ring::hmac;
 use tokio::sync::Semaphore;
 
-use super::log_limiter::LogLimiter;
-use super::stats::{Counters, Event};
+use gym_metrics_kit::log_limiter::LogLimiter;
+
 use super::web_config::WebConfigError;
+use crate::endpoint::connections::stats::{Counters, Event};
 
 /// The realm the 401 names.
 const CHALLENGE: &str = "Basic realm=\"gym-metrics\", charset=\"UTF-8\"";

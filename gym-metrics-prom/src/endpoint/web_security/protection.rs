@@ -26,7 +26,10 @@ pub(crate) enum ConnectionTls {}
 
 #[cfg(not(feature = "web-config"))]
 impl TlsSource {
-    pub(crate) fn acceptor(&mut self, _shared: &super::shared::Shared) -> ConnectionTls {
+    pub(crate) fn acceptor(
+        &mut self,
+        _shared: &crate::endpoint::endpoint_state::Shared,
+    ) -> ConnectionTls {
         match *self {}
     }
 }

@@ -23,8 +23,8 @@ use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig};
 use tokio_rustls::TlsAcceptor;
 
-use super::shared::Shared;
 use super::web_config::{TlsSettings, WebConfigError};
+use crate::endpoint::endpoint_state::Shared;
 
 /// What a file looked like when last read: a change of either means "read again".
 type Stamp = Option<(SystemTime, u64)>;
@@ -236,6 +236,7 @@ fn load<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::endpoint::connections::limits::Limits;
     use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
     use rustls::pki_types::ServerName;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -412,7 +413,7 @@ mod tests {
     fn changed_files_are_read_again_and_a_broken_change_keeps_the_old_ones() {
         let (ca1, ca2) = (ca(), ca());
         let (s, files) = settings("reload", &ca1, None);
-        let shared = Shared::new(super::super::limits::Limits::for_descriptor_limit(64));
+        let shared = Shared::new(Limits::for_descriptor_limit(64));
         let mut reloading = ReloadingAcceptor::load(s.clone()).unwrap();
         // The client's verdict: does it trust the certificate served?
         let handshake = |acceptor: TlsAcceptor, trusted: &Ca| {

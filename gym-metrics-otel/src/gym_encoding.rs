@@ -77,11 +77,12 @@ impl GymEncoding {
 
     /// The gym scope's metrics as they stand now.
     pub(crate) fn scope_metrics(&self) -> ScopeMetrics {
-        let now = now_nanos();
         let m = &self.metrics;
         let rollouts = m.rollout_duration.snapshot();
         let verifications = m.verify_duration.snapshot();
         let http = m.http_server_request_duration.snapshot();
+        // After the reads: every exemplar read lies within its point's interval.
+        let now = now_nanos();
         let mut previous = self.previous.lock().unwrap_or_else(PoisonError::into_inner);
         let delta = self.temporality != TemporalityPreference::Cumulative;
         let span = Span {

@@ -17,6 +17,7 @@ mod gym_hostile_servers;
 mod nemo_gym_e2e;
 mod nemo_gym_trace_e2e;
 mod ops_queries_e2e;
+mod otlp_exemplars_e2e;
 // Helpers that the otel and noop feature sets, with fewer tests, partly leave unused.
 #[allow(dead_code)]
 mod resources_server;

@@ -19,7 +19,7 @@ use gym_metrics_kit::settings::Settings;
 use crate::collector_url::CollectorUrl;
 use crate::console_writer::ConsoleWriter;
 use crate::exporter_env::{
-    ExporterEnv, ENV_VARIABLES, EXPORT_INTERVAL_EXPECTED, MIN_EXPORT_INTERVAL,
+    Compression, ExporterEnv, ENV_VARIABLES, EXPORT_INTERVAL_EXPECTED, MIN_EXPORT_INTERVAL,
 };
 use crate::gym_encoding::GymEncoding;
 use crate::pipeline::{gym_meter, meter_provider, Export, Sink};
@@ -89,6 +89,9 @@ pub struct OtelBuilder {
     protocol: ProtocolSetting,
     endpoint: Option<CollectorUrl>,
     headers: Vec<(String, String)>,
+    /// The request compression, or the value [`OtelBuilder::compression`]
+    /// was given that is none of the names (refused by `build`).
+    compression: Compression,
     export_timeout: Duration,
     metric_export_timeout: Duration,
     export_interval: Duration,
@@ -124,6 +127,7 @@ impl OtelBuilder {
             protocol: ProtocolSetting::default_of(OtlpProtocol::default()),
             endpoint: None,
             headers: Vec::new(),
+            compression: Compression::None,
             export_timeout: DEFAULT_EXPORT_TIMEOUT,
             metric_export_timeout: DEFAULT_METRIC_EXPORT_TIMEOUT,
             export_interval: DEFAULT_EXPORT_INTERVAL,
@@ -171,7 +175,8 @@ impl OtelBuilder {
     /// | `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` | URL used as is |
     /// | `OTEL_EXPORTER_OTLP_ENDPOINT` | base URL (`/v1/metrics` appended to its path for http, before its query) |
     /// | `OTEL_EXPORTER_OTLP_[METRICS_]HEADERS` | `k=v,...` request headers |
-    /// | `OTEL_EXPORTER_OTLP_[METRICS_]TIMEOUT` | OTLP request timeout, ms (default 10000) |
+    /// | `OTEL_EXPORTER_OTLP_[METRICS_]TIMEOUT` | OTLP timeout of one export, retries included, ms (default 10000) |
+    /// | `OTEL_EXPORTER_OTLP_[METRICS_]COMPRESSION` | `gzip` or `none` (default); see [`OtelBuilder::compression`] |
     /// | `OTEL_METRIC_EXPORT_TIMEOUT` | one whole export, ms (default 30000) |
     /// | `OTEL_METRIC_EXPORT_INTERVAL` | ms between exports (default 10000, at least 50) |
     /// | `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` | `cumulative` (default), `delta`, `lowmemory` |
@@ -232,6 +237,7 @@ impl OtelBuilder {
             protocol,
             endpoint: env.endpoint,
             headers: env.headers.unwrap_or_default(),
+            compression: env.compression.unwrap_or_default(),
             export_timeout: env.export_timeout.unwrap_or(defaults.export_timeout),
             metric_export_timeout: env
                 .metric_export_timeout
@@ -359,6 +365,27 @@ impl OtelBuilder {
             .map(|(k, v)| (k.into(), v.into()))
             .collect();
         self
+    }
+
+    /// The compression of OTLP requests, `"gzip"` or `"none"` (the default;
+    /// `OTEL_EXPORTER_OTLP_[METRICS_]COMPRESSION`, case-insensitive): with
+    /// `gzip`, OTLP/HTTP bodies are gzipped and sent with
+    /// `Content-Encoding: gzip`, and gRPC messages are sent gzipped
+    /// (`grpc-encoding: gzip`).
+    ///
+    /// # Errors
+    /// Any other value, naming the setting and the value.
+    ///
+    /// ```
+    /// let b = gym_metrics_otel::OtelBuilder::new().compression("gzip")?;
+    /// assert!(format!("{b:?}").contains("compression: Gzip"));
+    /// let e = gym_metrics_otel::OtelBuilder::new().compression("zstd").unwrap_err();
+    /// assert!(e.to_string().contains("compression") && e.to_string().contains("zstd"));
+    /// # Ok::<(), gym_metrics_otel::ConfigError>(())
+    /// ```
+    pub fn compression(mut self, compression: &str) -> Result<Self, ConfigError> {
+        self.compression = Compression::parse("compression", compression)?;
+        Ok(self)
     }
 
     /// The OTLP exporter's timeout: how long one request may take, and the
@@ -887,6 +914,8 @@ impl OtelBuilder {
             endpoint: self.endpoint.clone(),
             headers: self.headers.clone(),
             timeout: self.export_timeout.min(self.metric_export_timeout),
+            // Checked by `build`, which calls this.
+            compression: self.compression,
             tls: self.tls.clone(),
         })))
     }
@@ -918,6 +947,7 @@ impl fmt::Debug for OtelBuilder {
             .field("protocol", &self.protocol.protocol)
             .field("endpoint", &self.endpoint)
             .field("headers", &RedactedHeaders(&self.headers))
+            .field("compression", &self.compression)
             .field("export_timeout", &self.export_timeout)
             .field("metric_export_timeout", &self.metric_export_timeout)
             .field("export_interval", &self.export_interval)

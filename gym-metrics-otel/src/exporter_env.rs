@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use gym_metrics_kit::env::{
-    parse_bool, parse_key_values, parse_millis, parse_millis_at_least, Booleans, EnvVars, OtelEnv,
-    TlsEnv,
+    parse_bool, parse_choice, parse_key_values, parse_millis, parse_millis_at_least, Booleans,
+    EnvVars, OtelEnv, TlsEnv,
 };
 
 use crate::collector_url::{self, CollectorUrl};
@@ -41,7 +41,7 @@ use crate::{
 /// assert!(ENV_VARIABLES.iter().all(|v| asked.borrow().iter().any(|a| a == v)));
 /// # Ok::<(), gym_metrics_otel::ConfigError>(())
 /// ```
-pub const ENV_VARIABLES: [&str; 27] = [
+pub const ENV_VARIABLES: [&str; 29] = [
     SDK_DISABLED,
     OtelEnv::SERVICE_NAME,
     OtelEnv::RESOURCE_ATTRIBUTES,
@@ -56,6 +56,8 @@ pub const ENV_VARIABLES: [&str; 27] = [
     HEADERS,
     METRICS_TIMEOUT,
     TIMEOUT,
+    METRICS_COMPRESSION,
+    COMPRESSION,
     METRIC_EXPORT_TIMEOUT,
     EXPORT_INTERVAL,
     TEMPORALITY,
@@ -82,12 +84,60 @@ const METRICS_HEADERS: &str = "OTEL_EXPORTER_OTLP_METRICS_HEADERS";
 const HEADERS: &str = "OTEL_EXPORTER_OTLP_HEADERS";
 const METRICS_TIMEOUT: &str = "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT";
 const TIMEOUT: &str = "OTEL_EXPORTER_OTLP_TIMEOUT";
+const METRICS_COMPRESSION: &str = "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION";
+const COMPRESSION: &str = "OTEL_EXPORTER_OTLP_COMPRESSION";
 const METRIC_EXPORT_TIMEOUT: &str = "OTEL_METRIC_EXPORT_TIMEOUT";
 const EXPORT_INTERVAL: &str = "OTEL_METRIC_EXPORT_INTERVAL";
 const TEMPORALITY: &str = "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE";
 const HISTOGRAM_AGGREGATION: &str = "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION";
 /// Not an OpenTelemetry variable: the deadline of the guard's shutdown, in ms.
 const SHUTDOWN_TIMEOUT: &str = "GYM_METRICS_OTEL_SHUTDOWN_TIMEOUT";
+
+/// The longest export header value accepted, in bytes: 8 KiB, the header
+/// line most HTTP servers and proxies accept (a longer value would be
+/// refused by the collector at every export, or cut). A start-up error
+/// beyond it.
+pub(crate) const MAX_HEADER_VALUE: usize = 8 * 1024;
+
+/// What a bad export header is told.
+pub(crate) const HEADERS_EXPECTED: &str = "header names of letters, digits and dashes, and \
+     values of visible ASCII (no CR, LF or other control character) of at most 8192 bytes";
+
+/// What is wrong with the export header `name: value`, if anything: a
+/// name that is not an HTTP token, a value with a byte HTTP forbids (CR,
+/// LF, NUL, any control character but tab, non-ASCII), or longer than
+/// [`MAX_HEADER_VALUE`]. Checked for every build, with or without a
+/// transport, as the variables are read.
+pub(crate) fn header_problem(name: &str, value: &str) -> Option<&'static str> {
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    let visible = |b: u8| b == b'\t' || (0x20..0x7f).contains(&b);
+    let fine = !name.is_empty()
+        && name.bytes().all(token)
+        && value.bytes().all(visible)
+        && value.len() <= MAX_HEADER_VALUE;
+    (!fine).then_some(HEADERS_EXPECTED)
+}
+
+/// OTLP request compression (`OTEL_EXPORTER_OTLP_[METRICS_]COMPRESSION`,
+/// the specification's names): none by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Compression {
+    /// Bodies sent as they are.
+    #[default]
+    None,
+    /// OTLP/HTTP bodies gzipped (`Content-Encoding: gzip`), gRPC messages
+    /// gzipped (`grpc-encoding: gzip`).
+    Gzip,
+}
+
+impl Compression {
+    /// Parses `gzip` or `none` (case-insensitive); `variable` names the
+    /// source in the error.
+    pub(crate) fn parse(variable: &'static str, value: &str) -> Result<Self, ConfigError> {
+        let words = [("gzip", Compression::Gzip), ("none", Compression::None)];
+        parse_choice(variable, value, &words, "")
+    }
+}
 
 /// What the variables say; `None` where a variable is unset or blank.
 /// [`OtelBuilder::from_env_lookup`] applies it over the defaults.
@@ -102,6 +152,7 @@ pub(crate) struct ExporterEnv {
     pub(crate) endpoint: Option<CollectorUrl>,
     pub(crate) headers: Option<Vec<(String, String)>>,
     pub(crate) export_timeout: Option<Duration>,
+    pub(crate) compression: Option<Compression>,
     pub(crate) metric_export_timeout: Option<Duration>,
     pub(crate) export_interval: Option<Duration>,
     pub(crate) temporality: Option<TemporalityPreference>,
@@ -155,9 +206,16 @@ impl ExporterEnv {
             protocol.unwrap_or_else(crate::protocol::built_default),
         )?;
         if let Some((name, v)) = first(METRICS_HEADERS, HEADERS) {
-            env.headers = Some(parse_key_values(name, v)?);
+            let headers = parse_key_values(name, v)?;
+            if let Some(expected) = headers.iter().find_map(|(k, v)| header_problem(k, v)) {
+                return Err(ConfigError::invalid(name, v, expected));
+            }
+            env.headers = Some(headers);
         }
         env.export_timeout = millis(first(METRICS_TIMEOUT, TIMEOUT))?;
+        if let Some((name, v)) = first(METRICS_COMPRESSION, COMPRESSION) {
+            env.compression = Some(Compression::parse(name, v)?);
+        }
         env.metric_export_timeout = millis(get(METRIC_EXPORT_TIMEOUT))?;
         env.export_interval = get(EXPORT_INTERVAL)
             .map(|(name, v)| {
@@ -212,6 +270,7 @@ mod tests {
             (ENDPOINT, "http://c:4317"),
             (HEADERS, "authorization=Bearer%20x"),
             (TIMEOUT, "1500"),
+            (COMPRESSION, "GZIP"),
             (METRIC_EXPORT_TIMEOUT, "2500"),
             (EXPORT_INTERVAL, "250"),
             (TEMPORALITY, "delta"),
@@ -219,6 +278,7 @@ mod tests {
             (SHUTDOWN_TIMEOUT, "700"),
         ])
         .unwrap();
+        assert_eq!(e.compression, Some(Compression::Gzip));
         assert_eq!(e.resource.service_name.as_deref(), Some("lab"));
         assert_eq!(
             e.resource.resource_attributes[1],
@@ -273,6 +333,8 @@ mod tests {
             (METRICS_PROTOCOL, "http/protobuf"),
             (TIMEOUT, "1"),
             (METRICS_TIMEOUT, "2"),
+            (COMPRESSION, "gzip"),
+            (METRICS_COMPRESSION, "none"),
             (ENDPOINT, "http://generic"),
             (METRICS_ENDPOINT, "http://specific/v1/metrics"),
         ])
@@ -286,6 +348,7 @@ mod tests {
             ))
         );
         assert_eq!(e.export_timeout, Some(Duration::from_millis(2)));
+        assert_eq!(e.compression, Some(Compression::None));
         assert!(
             matches!(e.endpoint, Some(CollectorUrl::Exact { ref url, .. }) if url == "http://specific/v1/metrics")
         );
@@ -317,6 +380,8 @@ mod tests {
             (METRICS_ENDPOINT, "http://c:0/v1/metrics"),
             (METRICS_TIMEOUT, "-1"),
             (TIMEOUT, "0"),
+            (METRICS_COMPRESSION, "zstd"),
+            (COMPRESSION, "deflate"),
             (METRIC_EXPORT_TIMEOUT, "30s"),
             (METRIC_EXPORT_TIMEOUT, "0"),
             (EXPORT_INTERVAL, "10s"),
@@ -349,5 +414,31 @@ mod tests {
                 "{printed}"
             );
         }
+    }
+
+    #[test]
+    fn a_header_with_cr_lf_or_too_long_a_value_names_the_variable_and_keeps_it_secret() {
+        let long = format!("authorization=Bearer%20s3cret{}", "x".repeat(100 * 1024));
+        for name in [METRICS_HEADERS, HEADERS] {
+            for value in [
+                "authorization=Bearer%20s3cret%0D%0AX-Evil:%201",
+                "authorization=Bearer%20s3cret%0A",
+                "authorization=s3cret%00",
+                long.as_str(),
+            ] {
+                let e = error(&[(name, value)]);
+                assert_eq!(e.variable(), name);
+                let printed = format!("{e} / {e:?}");
+                assert!(!printed.contains("s3cret"), "{printed}");
+                assert!(printed.len() < 2_000, "{} bytes printed", printed.len());
+                assert!(
+                    printed.contains("authorization=") && printed.contains("CR, LF"),
+                    "{printed}"
+                );
+            }
+        }
+        let at_most = format!("k={}", "v".repeat(MAX_HEADER_VALUE));
+        assert!(from(&[(HEADERS, at_most.as_str())]).is_ok());
+        assert!(from(&[(HEADERS, "k=a%09b")]).is_ok(), "a tab is allowed");
     }
 }

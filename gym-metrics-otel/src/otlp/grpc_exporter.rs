@@ -5,6 +5,10 @@
 //! The channel is ours because TLS for it comes from tonic's own features:
 //! `tls` turns them on for tonic only when `grpc` is on, so that an
 //! http-only build with TLS pulls no tonic.
+//!
+//! Requests are gzipped when asked (tonic's `gzip` feature, on with `grpc`),
+//! and retryable answers retried by [`super::retry`] within the export
+//! timeout.
 
 use std::time::Duration;
 
@@ -12,11 +16,14 @@ use gym_metrics_kit::redact::redact_urls;
 use http::HeaderMap;
 use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_client::MetricsServiceClient;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use tonic::codec::CompressionEncoding;
 use tonic::metadata::MetadataMap;
 use tonic::transport::{Channel, Endpoint};
 
 use super::grpc_runtime::GrpcRuntime;
+use super::retry::{self, Attempt};
 use super::Otlp;
+use crate::exporter_env::Compression;
 use crate::BuildError;
 
 /// Sends export requests over one gRPC channel, driven by a runtime thread
@@ -25,6 +32,7 @@ use crate::BuildError;
 pub(crate) struct GrpcSender {
     client: MetricsServiceClient<Channel>,
     metadata: MetadataMap,
+    /// The whole export's timeout, retries included.
     timeout: Duration,
     runtime: GrpcRuntime,
 }
@@ -37,7 +45,11 @@ impl GrpcSender {
         let client = {
             // tonic's lazy channel spawns its worker on the current runtime.
             let _entered = runtime.handle().enter();
-            MetricsServiceClient::new(endpoint.connect_lazy())
+            let client = MetricsServiceClient::new(endpoint.connect_lazy());
+            match otlp.compression {
+                Compression::None => client,
+                Compression::Gzip => client.send_compressed(CompressionEncoding::Gzip),
+            }
         };
         Ok(Self {
             client,
@@ -47,30 +59,62 @@ impl GrpcSender {
         })
     }
 
-    /// Sends `request`; the collector's partial success, if any. Called on
-    /// the SDK's reader thread, which is in no runtime, so blocking on the
-    /// handle is allowed while the runtime's own thread drives the IO.
+    /// Sends `request`, retrying a retryable answer within the timeout; the
+    /// collector's partial success, if any. Called on the SDK's reader
+    /// thread, which is in no runtime, so blocking on the handle is allowed
+    /// while the runtime's own thread drives the IO.
     pub(crate) fn send(
         &self,
         request: ExportMetricsServiceRequest,
     ) -> Result<Option<(i64, String)>, String> {
+        retry::run(self.timeout, |left| self.attempt(request.clone(), left))
+    }
+
+    /// One call, given `left` of the export's timeout (as its gRPC deadline,
+    /// and as a limit on the wait for its answer).
+    fn attempt(
+        &self,
+        request: ExportMetricsServiceRequest,
+        left: Duration,
+    ) -> Attempt<Option<(i64, String)>> {
         let mut request = tonic::Request::new(request);
         *request.metadata_mut() = self.metadata.clone();
-        request.set_timeout(self.timeout);
+        request.set_timeout(left);
         let mut client = self.client.clone();
-        let answer = self.runtime.handle().block_on(client.export(request));
-        let response = answer.map_err(|status| {
-            format!(
-                "the collector answered {:?}: {}",
-                status.code(),
-                status.message()
-            )
-        })?;
-        Ok(response
-            .into_inner()
-            .partial_success
-            .filter(|p| p.rejected_data_points > 0 || !p.error_message.is_empty())
-            .map(|p| (p.rejected_data_points, p.error_message)))
+        let answer = self
+            .runtime
+            .handle()
+            .block_on(async move { tokio::time::timeout(left, client.export(request)).await });
+        let status = match answer {
+            Ok(Ok(response)) => {
+                return Attempt::Accepted(
+                    response
+                        .into_inner()
+                        .partial_success
+                        .filter(|p| p.rejected_data_points > 0 || !p.error_message.is_empty())
+                        .map(|p| (p.rejected_data_points, p.error_message)),
+                );
+            }
+            Ok(Err(status)) => status,
+            Err(_) => {
+                return Attempt::Failed(format!(
+                    "the collector did not answer within {} ms",
+                    left.as_millis()
+                ));
+            }
+        };
+        let error = format!(
+            "the collector answered {:?}: {}",
+            status.code(),
+            status.message()
+        );
+        match retry::grpc_retryable(&status) {
+            Some(server_delay) => Attempt::Retryable {
+                error,
+                server_delay,
+            },
+            None => Attempt::Failed(error),
+        }
     }
 }
 

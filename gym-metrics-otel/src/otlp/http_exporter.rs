@@ -1,18 +1,22 @@
 //! OTLP/HTTP (features `http-proto` and `http-json`): a request POSTed on
 //! our own blocking client ([`super::http_client`]), with or without TLS,
-//! as protobuf or as OTLP/JSON.
+//! as protobuf or as OTLP/JSON, gzipped when asked; retryable answers are
+//! retried by [`super::retry`] within the export timeout.
 
-use std::time::Duration;
+use std::io::Write;
+use std::time::{Duration, SystemTime};
 
 use gym_metrics_kit::env::TlsEnv;
-use http::header::CONTENT_TYPE;
+use http::header::{CONTENT_ENCODING, CONTENT_TYPE, RETRY_AFTER};
 use http::HeaderMap;
 use opentelemetry_proto::tonic::collector::metrics::v1::{
     ExportMetricsServiceRequest, ExportMetricsServiceResponse,
 };
 use prost::Message;
 
+use super::retry::{self, Attempt};
 use super::Otlp;
+use crate::exporter_env::Compression;
 use crate::BuildError;
 
 /// Sends export requests to one OTLP/HTTP URL.
@@ -22,6 +26,9 @@ pub(crate) struct HttpSender {
     url: String,
     headers: HeaderMap,
     json: bool,
+    compression: Compression,
+    /// The whole export's timeout, retries included.
+    timeout: Duration,
 }
 
 impl HttpSender {
@@ -37,10 +44,13 @@ impl HttpSender {
             url: url.to_string(),
             headers,
             json,
+            compression: otlp.compression,
+            timeout: otlp.timeout,
         })
     }
 
-    /// POSTs `request`; the collector's partial success, if any.
+    /// POSTs `request`, retrying a retryable answer within the timeout; the
+    /// collector's partial success, if any.
     pub(crate) fn send(
         &self,
         request: &ExportMetricsServiceRequest,
@@ -51,28 +61,69 @@ impl HttpSender {
         } else {
             ("application/x-protobuf", request.encode_to_vec())
         };
-        let response = (self.client.post(&self.url))
+        let body = match self.compression {
+            Compression::None => body,
+            Compression::Gzip => gzip(&body).map_err(|e| format!("gzipping the body: {e}"))?,
+        };
+        retry::run(self.timeout, |left| self.attempt(content_type, &body, left))
+    }
+
+    /// One POST of `body`, given `left` of the export's timeout.
+    fn attempt(
+        &self,
+        content_type: &'static str,
+        body: &[u8],
+        left: Duration,
+    ) -> Attempt<Option<(i64, String)>> {
+        let mut post = (self.client.post(&self.url))
             .headers(self.headers.clone())
             .header(CONTENT_TYPE, content_type)
-            .body(body)
-            .send()
-            .map_err(|e| e.to_string())?;
+            .timeout(left)
+            .body(body.to_vec());
+        if self.compression == Compression::Gzip {
+            post = post.header(CONTENT_ENCODING, "gzip");
+        }
+        let response = match post.send() {
+            Ok(response) => response,
+            Err(e) => return Attempt::Failed(e.to_string()),
+        };
         let status = response.status();
+        let server_delay = (response.headers().get(RETRY_AFTER))
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| retry::parse_retry_after(v, SystemTime::now()));
         let answer = response.bytes().unwrap_or_default();
         if !status.is_success() {
             let text = String::from_utf8_lossy(&answer[..answer.len().min(256)]).into_owned();
-            return Err(format!("the collector answered {status}: {}", text.trim()));
+            let error = format!("the collector answered {status}: {}", text.trim());
+            return if retry::http_status_retryable(status.as_u16()) {
+                Attempt::Retryable {
+                    error,
+                    server_delay,
+                }
+            } else {
+                Attempt::Failed(error)
+            };
         }
         let decoded = if self.json {
             serde_json::from_slice::<ExportMetricsServiceResponse>(&answer).ok()
         } else {
             ExportMetricsServiceResponse::decode(&answer[..]).ok()
         };
-        Ok(decoded
-            .and_then(|r| r.partial_success)
-            .filter(|p| p.rejected_data_points > 0 || !p.error_message.is_empty())
-            .map(|p| (p.rejected_data_points, p.error_message)))
+        Attempt::Accepted(
+            decoded
+                .and_then(|r| r.partial_success)
+                .filter(|p| p.rejected_data_points > 0 || !p.error_message.is_empty())
+                .map(|p| (p.rejected_data_points, p.error_message)),
+        )
     }
+}
+
+/// `body` gzipped (`Content-Encoding: gzip`).
+fn gzip(body: &[u8]) -> std::io::Result<Vec<u8>> {
+    let out = Vec::with_capacity(body.len() / 4 + 64);
+    let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+    encoder.write_all(body)?;
+    encoder.finish()
 }
 
 /// OTLP/HTTP's client: ours, following no redirect (see

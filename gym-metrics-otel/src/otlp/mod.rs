@@ -11,6 +11,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 
 use crate::collector_url::{self, CollectorUrl};
+use crate::exporter_env::{header_problem, Compression};
 use crate::protocol::Transport;
 use crate::{BuildError, ConfigError};
 
@@ -22,6 +23,7 @@ mod grpc_runtime;
 pub(crate) mod http_client;
 #[cfg(any(feature = "http-proto", feature = "http-json"))]
 mod http_exporter;
+mod retry;
 
 /// Where and how OTLP exports go.
 pub(crate) struct Otlp {
@@ -29,8 +31,11 @@ pub(crate) struct Otlp {
     pub(crate) transport: Transport,
     pub(crate) endpoint: Option<CollectorUrl>,
     pub(crate) headers: Vec<(String, String)>,
-    /// The OTLP exporter's timeout: one request.
+    /// The OTLP exporter's timeout: one whole export, its retries included.
     pub(crate) timeout: Duration,
+    /// The request bodies' compression
+    /// (`OTEL_EXPORTER_OTLP_[METRICS_]COMPRESSION`).
+    pub(crate) compression: Compression,
     /// CA bundle, client identity, gRPC `insecure` (issue 17).
     pub(crate) tls: TlsEnv,
 }
@@ -86,17 +91,22 @@ pub(crate) fn sender(otlp: Otlp) -> Result<(Sender, String), BuildError> {
     })
 }
 
-/// The headers, validated as HTTP header names and values.
+/// The headers, validated as HTTP header names and values (of at most
+/// [`crate::exporter_env::MAX_HEADER_VALUE`] bytes).
 fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ConfigError> {
     let mut map = HeaderMap::new();
     for (k, v) in headers {
-        let invalid = || {
+        let invalid = |expected: &'static str| {
             ConfigError::invalid(
                 "headers (OTEL_EXPORTER_OTLP_[METRICS_]HEADERS)",
                 format!("{k}={v}"),
-                "header names of letters, digits and dashes, and values of visible ASCII",
+                expected,
             )
         };
+        if let Some(expected) = header_problem(k, v) {
+            return Err(invalid(expected));
+        }
+        let invalid = || invalid(crate::exporter_env::HEADERS_EXPECTED);
         let name = HeaderName::from_str(k).map_err(|_| invalid())?;
         let value = HeaderValue::from_str(v).map_err(|_| invalid())?;
         map.insert(name, value);

@@ -26,6 +26,8 @@ mod fault_http_500;
 mod fault_redirect;
 mod fault_refused;
 mod fault_restart;
+mod fault_retry;
+mod fault_retry_grpc;
 mod fault_slow_collector;
 mod from_env_not_utf8;
 mod from_process_env;

@@ -65,6 +65,49 @@ fn a_bad_header_variable_is_named_without_its_values() {
     }
 }
 
+/// CR/LF (raw or percent-encoded: a header injected after the value), a
+/// NUL, and a 100 kB value: start-up errors from `from_env_lookup` itself,
+/// naming the variable, the value redacted and the message short.
+#[test]
+fn a_header_variable_with_cr_lf_or_a_100_kb_value_is_named_without_it() {
+    if gym_testkit::ran_in_child() {
+        return;
+    }
+    let huge = format!("authorization=Bearer%20{SECRET}{}", "A".repeat(100 * 1024));
+    for variable in [
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+    ] {
+        for value in [
+            format!("authorization=Bearer%20{SECRET}%0D%0Ax-injected=1"),
+            format!("authorization=Bearer {SECRET}\r\nx-injected: 1"),
+            format!("authorization=Bearer%20{SECRET}%0A"),
+            format!("authorization={SECRET}%00"),
+            huge.clone(),
+        ] {
+            let e = OtelBuilder::from_env_lookup(|name| (name == variable).then(|| value.clone()))
+                .unwrap_err();
+            assert_eq!(e.variable(), variable);
+            let printed = format!("{e} / {e:?}");
+            assert_redacted(&printed, variable);
+            assert_redacted(&printed, "authorization=");
+            assert!(printed.len() < 2_000, "{} bytes printed", printed.len());
+        }
+    }
+    // The same through the builder setting: refused by `build`.
+    #[cfg(any(feature = "grpc", feature = "http-proto", feature = "http-json"))]
+    for value in [
+        format!("Bearer {SECRET}\r\nx-injected: 1"),
+        format!("Bearer {SECRET}{}", "A".repeat(100 * 1024)),
+    ] {
+        let e = build_error(OtelBuilder::new().headers([("authorization", value)]));
+        assert!(matches!(e, BuildError::Config(_)), "{e:?}");
+        let printed = format!("{e} / {e:?}");
+        assert_redacted(&printed, "authorization");
+        assert!(printed.len() < 2_000, "{} bytes printed", printed.len());
+    }
+}
+
 #[test]
 fn an_endpoint_variable_is_named_without_its_userinfo() {
     if gym_testkit::ran_in_child() {

@@ -3,7 +3,10 @@
 //! be stopped (connections refused) and restarted on the same port. OTLP/JSON
 //! requests (`Content-Type: application/json`) are kept as parsed JSON, read
 //! independently of opentelemetry-proto (see `support::otlp_json`).
+//! Gzipped bodies (`Content-Encoding: gzip`) are gunzipped first; a queue of
+//! answers ([`FakeCollector::answer_next`]) is served before the standing one.
 
+use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -11,7 +14,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::collector::metrics::v1::{
+    ExportMetricsPartialSuccess, ExportMetricsServiceRequest, ExportMetricsServiceResponse,
+};
 use opentelemetry_proto::tonic::metrics::v1::{
     metric, number_data_point, HistogramDataPoint, Metric,
 };
@@ -31,6 +36,11 @@ pub enum Answer {
     /// 307 Temporary Redirect to `http://127.0.0.1:<port>/v1/metrics`
     /// (the collector's own port makes a loop); the request is dropped.
     Redirect(u16),
+    /// This status, with this `Retry-After` header if any; dropped.
+    Status(u16, Option<&'static str>),
+    /// 200 with a partial success: this many data points rejected, this
+    /// message; the request is kept (in `accepted`).
+    PartialSuccess(i64, &'static str),
 }
 
 #[derive(Default)]
@@ -43,6 +53,9 @@ struct Shared {
     connections: Mutex<Vec<TcpStream>>,
     slow_answered: Mutex<Vec<ExportMetricsServiceRequest>>,
     accepted_json: Mutex<Vec<serde_json::Value>>,
+    queue: Mutex<VecDeque<Answer>>,
+    attempt_times: Mutex<Vec<Instant>>,
+    gzipped: AtomicUsize,
 }
 
 pub struct FakeCollector {
@@ -102,6 +115,21 @@ impl FakeCollector {
     /// The headers of the latest request, names lower-cased.
     pub fn last_headers(&self) -> Vec<(String, String)> {
         self.shared.last_headers.lock().unwrap().clone()
+    }
+
+    /// When each attempt arrived (its body read), in order.
+    pub fn attempt_times(&self) -> Vec<Instant> {
+        self.shared.attempt_times.lock().unwrap().clone()
+    }
+
+    /// Requests that came gzipped (`Content-Encoding: gzip`).
+    pub fn gzipped(&self) -> usize {
+        self.shared.gzipped.load(Ordering::SeqCst)
+    }
+
+    /// Answers for the next requests, in order, before the standing answer.
+    pub fn answer_next(&self, answers: impl IntoIterator<Item = Answer>) {
+        self.shared.queue.lock().unwrap().extend(answers);
     }
 
     pub fn set_answer(&self, answer: Answer) {
@@ -204,6 +232,18 @@ fn handle(stream: TcpStream, shared: &Shared) {
         if reader.read_exact(&mut body).is_err() {
             return;
         }
+        if headers
+            .iter()
+            .any(|(k, v)| k == "content-encoding" && v.eq_ignore_ascii_case("gzip"))
+        {
+            let mut plain = Vec::new();
+            flate2::read::GzDecoder::new(body.as_slice())
+                .read_to_end(&mut plain)
+                .expect("a gzipped body that gunzips");
+            body = plain;
+            shared.gzipped.fetch_add(1, Ordering::SeqCst);
+        }
+        shared.attempt_times.lock().unwrap().push(Instant::now());
         let json = headers
             .iter()
             .any(|(k, v)| k == "content-type" && v.starts_with("application/json"));
@@ -214,14 +254,45 @@ fn handle(stream: TcpStream, shared: &Shared) {
             .unwrap()
             .push(target.unwrap_or_default());
         shared.attempts.fetch_add(1, Ordering::SeqCst);
-        let answer = shared.answer.lock().unwrap().unwrap_or(Answer::Ok);
+        let queued = shared.queue.lock().unwrap().pop_front();
+        let answer = queued.unwrap_or_else(|| shared.answer.lock().unwrap().unwrap_or(Answer::Ok));
         let redirect;
+        let status;
+        let partial;
         let response: &[u8] = match answer {
             Answer::Redirect(port) => {
                 redirect = format!(
                     "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:{port}/v1/metrics\r\nContent-Length: 0\r\n\r\n"
                 );
                 redirect.as_bytes()
+            }
+            Answer::Status(code, retry_after) => {
+                let retry_after = retry_after
+                    .map(|v| format!("Retry-After: {v}\r\n"))
+                    .unwrap_or_default();
+                status = format!(
+                    "HTTP/1.1 {code} Refused\r\n{retry_after}Content-Type: text/plain\r\nContent-Length: 4\r\n\r\nfail"
+                );
+                status.as_bytes()
+            }
+            Answer::PartialSuccess(rejected, message) => {
+                let request = ExportMetricsServiceRequest::decode(body.as_slice()).unwrap();
+                shared.accepted.lock().unwrap().push(request);
+                let answer = ExportMetricsServiceResponse {
+                    partial_success: Some(ExportMetricsPartialSuccess {
+                        rejected_data_points: rejected,
+                        error_message: message.to_string(),
+                    }),
+                }
+                .encode_to_vec();
+                let mut bytes = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: {}\r\n\r\n",
+                    answer.len()
+                )
+                .into_bytes();
+                bytes.extend_from_slice(&answer);
+                partial = bytes;
+                &partial
             }
             Answer::Ok if json => {
                 let doc: serde_json::Value = serde_json::from_slice(&body).unwrap();

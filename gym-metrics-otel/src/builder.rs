@@ -16,15 +16,15 @@ use gym_metrics_kit::recording::{GymMetrics, GymRecorder, NativeConfig};
 use gym_metrics_kit::redact::RedactedHeaders;
 use gym_metrics_kit::settings::Settings;
 
-use crate::collector_url::CollectorUrl;
-use crate::console_writer::ConsoleWriter;
-use crate::exporter_env::{
+use crate::export::console_writer::ConsoleWriter;
+use crate::export::gym_encoding::GymEncoding;
+use crate::export::pipeline::{gym_meter, meter_provider, Export, Sink};
+use crate::settings::collector_url::CollectorUrl;
+use crate::settings::exporter_env::{
     Compression, ExporterEnv, ENV_VARIABLES, EXPORT_INTERVAL_EXPECTED, MIN_EXPORT_INTERVAL,
 };
-use crate::gym_encoding::GymEncoding;
-use crate::pipeline::{gym_meter, meter_provider, Export, Sink};
-use crate::protocol::ProtocolSetting;
-use crate::resource::build_resource;
+use crate::settings::protocol::ProtocolSetting;
+use crate::settings::resource::build_resource;
 
 use crate::{
     BuildError, ConfigError, ExemplarFilter, HistogramAggregation, MetricsExporter, OtelGuard,
@@ -169,7 +169,7 @@ impl OtelBuilder {
     /// | `OTEL_SERVICE_NAME` | base of `service.name` (default `nemo-gym`) |
     /// | `OTEL_RESOURCE_ATTRIBUTES` | `k=v,...` extra resource attributes |
     /// | `OTEL_SEMCONV_STABILITY_OPT_IN` | `http/dup`: the old `http.server.duration` too (see [`OtelBuilder::with_old_http_server_duration`]) |
-    /// | `OTEL_METRICS_EXEMPLAR_FILTER` | `trace_based` (default), `always_on`, `always_off` (see [`ExemplarFilter`](crate::ExemplarFilter)) |
+    /// | `OTEL_METRICS_EXEMPLAR_FILTER` | `trace_based` (default), `always_on`, `always_off` (see [`ExemplarFilter`]) |
     /// | `OTEL_METRICS_EXPORTER` | `otlp` (default), `console`, `none` |
     /// | `OTEL_EXPORTER_OTLP_[METRICS_]PROTOCOL` | `http/protobuf` (default), `http/json`, `grpc`; each needs its Cargo feature (see [`OtelBuilder::protocol`]) |
     /// | `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` | URL used as is |
@@ -217,7 +217,7 @@ impl OtelBuilder {
         let env = ExporterEnv::read(&vars)?;
         // NeMo Gym's settings: over OTEL_METRICS_EXPORTER, and Gym's protocol.
         let gym = GymEnv::read(|name| vars.get(name))?;
-        let (exporter, protocol) = crate::gym_settings::exporter_and_protocol(
+        let (exporter, protocol) = crate::settings::gym_settings::exporter_and_protocol(
             &gym,
             env.exporter,
             env.protocol.as_ref().map(|p| p.protocol),
@@ -760,7 +760,7 @@ impl OtelBuilder {
     pub fn build(self) -> Result<(OtelRecorder, OtelGuard), BuildError> {
         gym_metrics_api::backend::check_recording_compiled_in()?;
         #[cfg(all(feature = "tls", any(feature = "http-proto", feature = "http-json")))]
-        crate::tls::install_process_default_provider();
+        crate::export::tls::install_process_default_provider();
         if self.export_interval < MIN_EXPORT_INTERVAL {
             return Err(ConfigError::invalid(
                 "export_interval",
@@ -828,19 +828,20 @@ impl OtelBuilder {
         let views = |provider: opentelemetry_sdk::metrics::MeterProviderBuilder| {
             #[cfg(feature = "metrics-bridge")]
             if let Some(limit) = bridge_limit {
-                return provider.with_view(crate::metrics_bridge::cardinality_view(limit));
+                return provider
+                    .with_view(crate::instruments::metrics_bridge::cardinality_view(limit));
             }
             provider
         };
         let provider = meter_provider(resource, export, views)?;
         let meter = gym_meter(&provider);
-        crate::verify_instruments::register(&meter, &metrics);
+        crate::instruments::verify::register(&meter, &metrics);
         if self.settings.process_metrics && gym_metrics_kit::process::available("gym-metrics-otel")
         {
-            crate::process_instruments::register(&meter);
+            crate::instruments::process::register(&meter);
         }
         if let Some(profiler) = &metrics.memory {
-            crate::memory_instruments::register(&meter, profiler);
+            crate::instruments::memory::register(&meter, profiler);
         }
         let recorder = GymRecorder::new(Arc::clone(&metrics), self.settings.gym.span_groups())
             .with_exemplar_filter(self.settings.exemplar_filter);
@@ -848,9 +849,9 @@ impl OtelBuilder {
             .with_memory_profiler(metrics.memory.clone());
         #[cfg(feature = "metrics-bridge")]
         let guard = match self.settings.metrics_bridge {
-            Some(options) => {
-                guard.with_metrics_recorder(crate::metrics_bridge::attach(options, &provider))
-            }
+            Some(options) => guard.with_metrics_recorder(
+                crate::instruments::metrics_bridge::attach(options, &provider),
+            ),
             None => guard,
         };
         Ok((recorder, guard))
@@ -909,7 +910,7 @@ impl OtelBuilder {
     /// [`BuildError::TransportNotBuilt`]: the protocol's transport is not built.
     #[cfg(any(feature = "grpc", feature = "http-proto", feature = "http-json"))]
     fn otlp_sink(&self) -> Result<Sink, BuildError> {
-        Ok(Sink::Otlp(Box::new(crate::otlp::Otlp {
+        Ok(Sink::Otlp(Box::new(crate::export::otlp::Otlp {
             transport: self.protocol.transport()?,
             endpoint: self.endpoint.clone(),
             headers: self.headers.clone(),
@@ -1053,7 +1054,8 @@ mod tests {
         assert_eq!(b.exporter, MetricsExporter::Otlp);
         assert_eq!(b.protocol.protocol, OtlpProtocol::Grpc);
         assert_eq!(
-            crate::collector_url::resolve(b.endpoint.as_ref(), b.protocol.protocol).unwrap(),
+            crate::settings::collector_url::resolve(b.endpoint.as_ref(), b.protocol.protocol)
+                .unwrap(),
             "http://localhost:4317"
         );
         // Gym's Slurm executor sets the protocol: it wins.

@@ -40,7 +40,7 @@ pub enum BuildError {
     #[error(
         "{variable}={value:?} needs an OTLP transport this build of gym-metrics-otel leaves out: \
          enable its Cargo feature `{feature}`, {}",
-        crate::protocol::built_alternatives()
+        crate::settings::protocol::built_alternatives()
     )]
     TransportNotBuilt {
         /// The variable or builder setting that selected it

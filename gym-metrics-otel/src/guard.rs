@@ -10,8 +10,8 @@ use gym_metrics_api::{FleetSize, Installation};
 use gym_metrics_kit::memory::MemoryProfiler;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 
-use crate::deadline::run_with_deadline;
-use crate::export_log::LOG_TARGET;
+use crate::export::deadline::run_with_deadline;
+use crate::export::export_log::LOG_TARGET;
 use crate::{FlushError, ShutdownError};
 
 /// Keeps the backend running; shutting it down (or dropping it) exports the

@@ -45,43 +45,26 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+//!
+//! ## Layout
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | `builder`, `guard`, `error` | the builder, the guard `install` returns, the errors |
+//! | `settings` | what the builder reads and checks: the environment, the protocol, the collector URL, temporality, aggregation, NeMo Gym's choices, the resource |
+//! | `export` | the export pipeline: the periodic reader's one exporter, the gym instruments encoded as OTLP, the transports and their TLS, the export log |
+//! | `instruments` | the SDK instruments of ours: the verify counters and rate, process and memory gauges, the `metrics` bridge |
 
 mod builder;
-mod collector_url;
-mod console_writer;
-mod deadline;
 mod error;
-mod export_log;
-mod exporter_choice;
-mod exporter_env;
+mod export;
 mod guard;
-mod gym_encoding;
-mod gym_settings;
-mod histogram_aggregation;
-mod memory_instruments;
+mod instruments;
 mod meter_provider;
-#[cfg(feature = "metrics-bridge")]
-mod metrics_bridge;
-mod pipeline;
-// The OTLP transports, one Cargo feature each; none: console and `none` only.
-#[cfg(any(feature = "grpc", feature = "http-proto", feature = "http-json"))]
-mod otlp;
-mod process_instruments;
-mod protocol;
-mod request_exporter;
-mod resource;
-mod temporality;
-#[cfg(all(
-    feature = "tls",
-    any(feature = "grpc", feature = "http-proto", feature = "http-json")
-))]
-mod tls;
-mod verify_instruments;
+mod settings;
 
 pub use builder::OtelBuilder;
 pub use error::{BuildError, ConfigError, FlushError, ShutdownError};
-pub use exporter_choice::MetricsExporter;
-pub use exporter_env::ENV_VARIABLES;
 pub use guard::OtelGuard;
 /// The options of the `metrics` bridge (histogram buckets by name, cardinality
 /// limit), given to the builder's `with_metrics_bridge`.
@@ -97,8 +80,10 @@ pub use gym_metrics_kit::env::ExemplarFilter;
 /// installed by [`OtelBuilder::install`]).
 pub use gym_metrics_kit::recording::GymRecorder as OtelRecorder;
 pub use gym_metrics_kit::{SCOPE_NAME, SCOPE_VERSION};
-pub use histogram_aggregation::HistogramAggregation;
 #[cfg(feature = "metrics-bridge")]
-pub use metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};
-pub use protocol::OtlpProtocol;
-pub use temporality::TemporalityPreference;
+pub use instruments::metrics_bridge::{MetricsBridgeRecorder, MetricsBridgeStats};
+pub use settings::exporter_choice::MetricsExporter;
+pub use settings::exporter_env::ENV_VARIABLES;
+pub use settings::histogram_aggregation::HistogramAggregation;
+pub use settings::protocol::OtlpProtocol;
+pub use settings::temporality::TemporalityPreference;

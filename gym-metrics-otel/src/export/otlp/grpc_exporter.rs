@@ -23,7 +23,7 @@ use tonic::transport::{Channel, Endpoint};
 use super::grpc_runtime::GrpcRuntime;
 use super::retry::{self, Attempt};
 use super::Otlp;
-use crate::exporter_env::Compression;
+use crate::settings::exporter_env::Compression;
 use crate::BuildError;
 
 /// Sends export requests over one gRPC channel, driven by a runtime thread
@@ -122,9 +122,9 @@ impl GrpcSender {
 /// loaded and checked first, for every URL.
 #[cfg(feature = "tls")]
 fn endpoint(url: &str, otlp: &Otlp) -> Result<Endpoint, BuildError> {
-    let tls = crate::tls::ClientTls::load(&otlp.tls)?;
+    let tls = crate::export::tls::ClientTls::load(&otlp.tls)?;
     let endpoint = parse(url)?;
-    if !crate::collector_url::is_https(url) {
+    if !crate::settings::collector_url::is_https(url) {
         return Ok(endpoint);
     }
     endpoint

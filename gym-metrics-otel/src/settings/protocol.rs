@@ -254,7 +254,7 @@ impl ProtocolSetting {
             .inspect(|transport| {
                 if transport.protocol() != preferred {
                     log::info!(
-                        target: crate::export_log::LOG_TARGET,
+                        target: crate::export::export_log::LOG_TARGET,
                         "OTLP over {} (the default) is not in this build (Cargo feature `{}` off): exporting over {}, which is",
                         preferred.name(),
                         preferred.cargo_feature(),

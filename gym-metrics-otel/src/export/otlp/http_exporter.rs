@@ -16,7 +16,7 @@ use prost::Message;
 
 use super::retry::{self, Attempt};
 use super::Otlp;
-use crate::exporter_env::Compression;
+use crate::settings::exporter_env::Compression;
 use crate::BuildError;
 
 /// Sends export requests to one OTLP/HTTP URL.
@@ -136,7 +136,8 @@ fn client(
     url: &str,
     timeout: Duration,
 ) -> Result<reqwest::blocking::Client, BuildError> {
-    crate::tls::ClientTls::load(tls)?.http_client(crate::collector_url::is_https(url), timeout)
+    crate::export::tls::ClientTls::load(tls)?
+        .http_client(crate::settings::collector_url::is_https(url), timeout)
 }
 
 /// Without the `tls` feature: our plain client, following no redirect (see

@@ -16,9 +16,9 @@ use opentelemetry_sdk::metrics::data::ResourceMetrics;
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::metrics::Temporality;
 
-use crate::console_writer::ConsoleWriter;
-use crate::export_log::LOG_TARGET;
-use crate::gym_encoding::GymEncoding;
+use crate::export::console_writer::ConsoleWriter;
+use crate::export::export_log::LOG_TARGET;
+use crate::export::gym_encoding::GymEncoding;
 
 /// Where the requests go.
 #[derive(Debug)]
@@ -29,7 +29,7 @@ pub(crate) enum Destination {
     Console(ConsoleWriter),
     /// A collector, over a transport this build contains.
     #[cfg(any(feature = "grpc", feature = "http-proto", feature = "http-json"))]
-    Otlp(Box<crate::otlp::Sender>),
+    Otlp(Box<crate::export::otlp::Sender>),
 }
 
 /// The SDK's collection and the gym instruments, as one request a export.

@@ -17,9 +17,10 @@ use rustls::{Error as TlsError, InconsistentKeys, RootCertStore};
 #[cfg(feature = "grpc")]
 use tonic::transport::{Certificate, ClientTlsConfig, Identity};
 
-use crate::ConfigError;
 #[cfg(any(feature = "http-proto", feature = "http-json"))]
-use crate::{otlp::http_client, BuildError};
+use crate::export::otlp::http_client;
+use crate::BuildError;
+use crate::ConfigError;
 
 /// The client side of TLS, every file read and checked.
 pub(crate) struct ClientTls {
@@ -88,7 +89,7 @@ impl ClientTls {
     }
 
     /// The blocking HTTP client for OTLP/HTTP, with `timeout` per request,
-    /// following no redirect (see [`crate::otlp::http_client`]).
+    /// following no redirect (see [`crate::export::otlp::http_client`]).
     ///
     /// # Errors
     /// The platform's trust store is empty (for an `https` endpoint without

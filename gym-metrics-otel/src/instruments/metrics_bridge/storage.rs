@@ -35,7 +35,7 @@ use opentelemetry::KeyValue;
 
 use super::instrument_name::otel_name_problem;
 use super::series::{Attributed, CounterSeries, GaugeSeries, HistogramSeries};
-use crate::export_log::LOG_TARGET;
+use crate::export::export_log::LOG_TARGET;
 
 /// The attribute of the one series an instrument's label sets past the
 /// cardinality limit record into (the SDK's and the specification's).

@@ -10,8 +10,8 @@ use gym_metrics_kit::env::{
     EnvVars, OtelEnv, TlsEnv,
 };
 
-use crate::collector_url::{self, CollectorUrl};
-use crate::protocol::ProtocolSetting;
+use crate::settings::collector_url::{self, CollectorUrl};
+use crate::settings::protocol::ProtocolSetting;
 #[cfg(doc)]
 use crate::OtelBuilder;
 
@@ -203,7 +203,7 @@ impl ExporterEnv {
         let protocol = env.protocol.as_ref().map(|p| p.protocol);
         collector_url::resolve(
             env.endpoint.as_ref(),
-            protocol.unwrap_or_else(crate::protocol::built_default),
+            protocol.unwrap_or_else(crate::settings::protocol::built_default),
         )?;
         if let Some((name, v)) = first(METRICS_HEADERS, HEADERS) {
             let headers = parse_key_values(name, v)?;
@@ -393,7 +393,7 @@ mod tests {
         // A bare host:port is a URL only for gRPC: refused while the
         // protocol (unset here) defaults to an OTLP/HTTP one.
         let bare = (ENDPOINT, "localhost:4318");
-        let http_default = crate::protocol::built_default().is_http();
+        let http_default = crate::settings::protocol::built_default().is_http();
         for (name, value) in cases.into_iter().chain(http_default.then_some(bare)) {
             let e = error(&[(name, value)]);
             assert_eq!(e.variable(), name);

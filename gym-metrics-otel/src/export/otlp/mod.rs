@@ -10,9 +10,9 @@ use gym_metrics_kit::env::TlsEnv;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 
-use crate::collector_url::{self, CollectorUrl};
-use crate::exporter_env::{header_problem, Compression};
-use crate::protocol::Transport;
+use crate::settings::collector_url::{self, CollectorUrl};
+use crate::settings::exporter_env::{header_problem, Compression};
+use crate::settings::protocol::Transport;
 use crate::{BuildError, ConfigError};
 
 #[cfg(feature = "grpc")]
@@ -92,7 +92,7 @@ pub(crate) fn sender(otlp: Otlp) -> Result<(Sender, String), BuildError> {
 }
 
 /// The headers, validated as HTTP header names and values (of at most
-/// [`crate::exporter_env::MAX_HEADER_VALUE`] bytes).
+/// [`crate::settings::exporter_env::MAX_HEADER_VALUE`] bytes).
 fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ConfigError> {
     let mut map = HeaderMap::new();
     for (k, v) in headers {
@@ -106,7 +106,7 @@ fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ConfigError> {
         if let Some(expected) = header_problem(k, v) {
             return Err(invalid(expected));
         }
-        let invalid = || invalid(crate::exporter_env::HEADERS_EXPECTED);
+        let invalid = || invalid(crate::settings::exporter_env::HEADERS_EXPECTED);
         let name = HeaderName::from_str(k).map_err(|_| invalid())?;
         let value = HeaderValue::from_str(v).map_err(|_| invalid())?;
         map.insert(name, value);

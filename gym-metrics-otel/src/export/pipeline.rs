@@ -9,10 +9,10 @@ use std::time::Duration;
 use opentelemetry_sdk::metrics::{MeterProviderBuilder, PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::Resource;
 
-use crate::console_writer::ConsoleWriter;
-use crate::export_log::LoggedExporter;
-use crate::gym_encoding::GymEncoding;
-use crate::request_exporter::{Destination, RequestExporter};
+use crate::export::console_writer::ConsoleWriter;
+use crate::export::export_log::LoggedExporter;
+use crate::export::gym_encoding::GymEncoding;
+use crate::export::request_exporter::{Destination, RequestExporter};
 use crate::{BuildError, TemporalityPreference};
 
 /// Where and how the periodic reader exports.
@@ -32,7 +32,7 @@ pub(crate) enum Sink {
     Console(Option<ConsoleWriter>),
     /// A collector, over a transport this build contains.
     #[cfg(any(feature = "grpc", feature = "http-proto", feature = "http-json"))]
-    Otlp(Box<crate::otlp::Otlp>),
+    Otlp(Box<crate::export::otlp::Otlp>),
 }
 
 /// A meter provider with `resource`, the views `views` adds (the `metrics`
@@ -52,7 +52,7 @@ pub(crate) fn meter_provider(
         ),
         #[cfg(any(feature = "grpc", feature = "http-proto", feature = "http-json"))]
         Sink::Otlp(otlp) => {
-            let (sender, url) = crate::otlp::sender(*otlp)?;
+            let (sender, url) = crate::export::otlp::sender(*otlp)?;
             (Destination::Otlp(Box::new(sender)), url)
         }
     };

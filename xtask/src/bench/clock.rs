@@ -40,24 +40,28 @@ fn dependent_adds(rounds: u64) -> u64 {
     x
 }
 
-/// The clock in MHz: the fastest of five runs of about 160 million dependent
-/// adds (the least interrupted one). `None` off x86-64.
+/// The clock in MHz: the median of five runs of about 160 million
+/// dependent adds. Not the fastest: this guest's clock can stand still while
+/// the host runs another guest, so one run can look impossibly short (21 GHz
+/// was seen), while an interrupted run only looks slower; the median is
+/// neither. `None` off x86-64.
 pub fn measure_mhz() -> Option<f64> {
     #[cfg(target_arch = "x86_64")]
     {
         const ROUNDS: u64 = 10_000_000;
-        let mut best = f64::INFINITY;
+        let mut elapsed = Vec::with_capacity(5);
         for _ in 0..5 {
             let start = Instant::now();
             let sum = dependent_adds(ROUNDS);
-            let elapsed = start.elapsed().as_secs_f64();
+            elapsed.push(start.elapsed().as_secs_f64());
             if sum != ROUNDS * ADDS_PER_ROUND {
                 return None;
             }
-            best = best.min(elapsed);
         }
+        elapsed.sort_by(f64::total_cmp);
+        let median = elapsed[2];
         let cycles = (ROUNDS * ADDS_PER_ROUND) as f64;
-        (best > 0.0).then(|| cycles / best / 1e6)
+        (median > 0.0).then(|| cycles / median / 1e6)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {

@@ -19,6 +19,7 @@ use gym_metrics_kit::settings::Settings;
 use crate::export::console_writer::ConsoleWriter;
 use crate::export::gym_encoding::GymEncoding;
 use crate::export::pipeline::{gym_meter, meter_provider, Export, Sink};
+use crate::instruments::verify::VerifyReading;
 use crate::settings::collector_url::CollectorUrl;
 use crate::settings::exporter_env::{
     Compression, ExporterEnv, ENV_VARIABLES, EXPORT_INTERVAL_EXPECTED, MIN_EXPORT_INTERVAL,
@@ -811,8 +812,10 @@ impl OtelBuilder {
         // Gym's orchestrator profiles only while telemetry exports.
         .with_memory_profiling(memory_profiling);
         let metrics = Arc::new(metrics);
+        let verifications = Arc::new(VerifyReading::new(Arc::clone(&metrics)));
         let gym = GymEncoding::new(
             Arc::clone(&metrics),
+            Arc::clone(&verifications),
             self.temporality,
             self.histogram_aggregation,
             self.settings.http_dup,
@@ -835,7 +838,7 @@ impl OtelBuilder {
         };
         let provider = meter_provider(resource, export, views)?;
         let meter = gym_meter(&provider);
-        crate::instruments::verify::register(&meter, &metrics);
+        crate::instruments::verify::register(&meter, &verifications);
         if self.settings.process_metrics && gym_metrics_kit::process::available("gym-metrics-otel")
         {
             crate::instruments::process::register(&meter);

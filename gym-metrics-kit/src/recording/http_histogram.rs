@@ -9,7 +9,7 @@
 //! [`HttpServerRequest`] can hold (see `gym_metrics_api`'s HTTP module docs).
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError, RwLock};
 
 use crate::PerThread;
 use gym_metrics_api::backend::Boundaries;
@@ -147,7 +147,7 @@ pub struct HttpServerHistogram {
     exited: Series,
     /// Every tuple with a series of its own, up to [`HTTP_SERIES_LIMIT`]:
     /// consulted only when a thread meets a tuple for the first time.
-    known: Mutex<HashSet<HttpSeriesKey>>,
+    known: RwLock<HashSet<HttpSeriesKey>>,
 }
 
 /// One shard: its series, behind a mutex only a scrape (or, for the shared
@@ -169,7 +169,7 @@ impl HttpServerHistogram {
             native: Layout::seconds(native),
             shards: PerThread::new(),
             exited: Series::default(),
-            known: Mutex::default(),
+            known: RwLock::default(),
         }
     }
 
@@ -230,7 +230,18 @@ impl HttpServerHistogram {
     /// series, logging the first request sent there.
     #[cold]
     fn admit(&self, key: HttpSeriesKey) -> HttpSeriesKey {
-        let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
+        // Past the limit every new tuple comes here on each request: the
+        // read lock lets them through side by side.
+        {
+            let known = self.known.read().unwrap_or_else(PoisonError::into_inner);
+            if known.contains(&key) {
+                return key;
+            }
+            if known.len() > HTTP_SERIES_LIMIT {
+                return OVERFLOW;
+            }
+        }
+        let mut known = self.known.write().unwrap_or_else(PoisonError::into_inner);
         if known.contains(&key) {
             return key;
         }

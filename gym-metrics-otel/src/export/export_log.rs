@@ -45,6 +45,12 @@ impl<E: PushMetricExporter> LoggedExporter<E> {
         }
     }
 
+    /// Whether a failed export's values reach the collector with the next
+    /// (cumulative temporality), or are lost with it.
+    fn cumulative(&self) -> bool {
+        self.inner.temporality() == Temporality::Cumulative
+    }
+
     fn note(&self, result: &OTelSdkResult) {
         // Held while the limiter is asked, so a success and a failure
         // noted at once cannot interleave their count and its lines.
@@ -55,9 +61,14 @@ impl<E: PushMetricExporter> LoggedExporter<E> {
         match result {
             Ok(()) => {
                 if *failures_in_a_row > 0 {
+                    let sent = if self.cumulative() {
+                        "cumulative totals were sent in full"
+                    } else {
+                        "the failed exports' increments are lost (delta temporality)"
+                    };
                     log::info!(
                         target: LOG_TARGET,
-                        "metrics export to {} recovered after {} failed attempt(s); cumulative totals were sent in full",
+                        "metrics export to {} recovered after {} failed attempt(s); {sent}",
                         self.destination,
                         *failures_in_a_row
                     );
@@ -70,9 +81,14 @@ impl<E: PushMetricExporter> LoggedExporter<E> {
                 *failures_in_a_row += 1;
                 // The count in a row says how many were held back.
                 if self.reminders.admit(EXPORT_FAILED).is_some() {
+                    let kept = if self.cumulative() {
+                        "values keep accumulating and the next successful export carries the full totals"
+                    } else {
+                        "under delta temporality this export's increments are lost"
+                    };
                     log::warn!(
                         target: LOG_TARGET,
-                        "metrics export to {} failed ({} in a row): {e}; values keep accumulating and the next successful export carries the full totals; check that the collector is up (further failures are logged at most once a minute)",
+                        "metrics export to {} failed ({} in a row): {e}; {kept}; check that the collector is up (further failures are logged at most once a minute)",
                         self.destination,
                         *failures_in_a_row
                     );

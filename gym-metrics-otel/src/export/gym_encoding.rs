@@ -25,6 +25,7 @@ use opentelemetry_proto::tonic::metrics::v1::{
     Histogram, HistogramDataPoint, Metric, NumberDataPoint, ScopeMetrics,
 };
 
+use crate::instruments::verify::VerifyReading;
 use crate::{HistogramAggregation, TemporalityPreference};
 
 /// The widest an exponential histogram is (buckets from its lowest in use
@@ -35,6 +36,9 @@ pub(crate) const EXPONENTIAL_MAX_SIZE: usize = 160;
 #[derive(Debug)]
 pub(crate) struct GymEncoding {
     metrics: Arc<GymMetrics>,
+    /// The verify histogram's reading of this export, shared with the SDK's
+    /// verify counters and rate, so that all four agree.
+    verifications: Arc<VerifyReading>,
     temporality: TemporalityPreference,
     aggregation: HistogramAggregation,
     http_dup: bool,
@@ -57,6 +61,7 @@ impl GymEncoding {
     /// An encoding of `metrics`, started now.
     pub(crate) fn new(
         metrics: Arc<GymMetrics>,
+        verifications: Arc<VerifyReading>,
         temporality: TemporalityPreference,
         aggregation: HistogramAggregation,
         http_dup: bool,
@@ -64,6 +69,7 @@ impl GymEncoding {
         let start_nanos = now_nanos();
         Self {
             metrics,
+            verifications,
             temporality,
             aggregation,
             http_dup,
@@ -78,12 +84,16 @@ impl GymEncoding {
     /// The gym scope's metrics as they stand now.
     pub(crate) fn scope_metrics(&self) -> ScopeMetrics {
         let m = &self.metrics;
-        let rollouts = m.rollout_duration.snapshot();
-        let verifications = m.verify_duration.snapshot();
-        let http = m.http_server_request_duration.snapshot();
-        // After the reads: every exemplar read lies within its point's interval.
-        let now = now_nanos();
+        // Locked first: the reads and the previous export's are in order.
         let mut previous = self.previous.lock().unwrap_or_else(PoisonError::into_inner);
+        // The histograms with exemplars last, so that few records fall
+        // between their reads and `now`.
+        let http = m.http_server_request_duration.snapshot();
+        let verifications = self.verifications.take();
+        let rollouts = m.rollout_duration.snapshot();
+        // After the reads: every exemplar read lies within its point's
+        // interval (and a clock stepped back gives no interval ending before it starts).
+        let now = now_nanos().max(previous.at_nanos);
         let delta = self.temporality != TemporalityPreference::Cumulative;
         let span = Span {
             start: if delta {
@@ -111,7 +121,7 @@ impl GymEncoding {
         ];
         for (instrument, histogram_of, current, earlier) in durations {
             let earlier = earlier.as_ref().filter(|_| delta);
-            let point = since(current, earlier, histogram_of.layout(), previous.at_nanos);
+            let point = since(current, earlier, histogram_of.layout());
             // A histogram appears from its first record, as an SDK one does.
             if point.count() > 0 {
                 let bounds = histogram_of.boundaries().as_slice();
@@ -192,12 +202,11 @@ fn now_nanos() -> u64 {
 }
 
 /// `current` less `earlier` (all of `current` when there is none): counts,
-/// sum, native counts, and only the exemplars taken after `earlier_nanos`.
+/// sum, native counts, and only the exemplars `earlier` did not carry.
 fn since(
     current: &HistogramSnapshot,
     earlier: Option<&HistogramSnapshot>,
     layout: &Layout,
-    earlier_nanos: u64,
 ) -> HistogramSnapshot {
     let Some(earlier) = earlier else {
         return current.clone();
@@ -209,9 +218,9 @@ fn since(
         .collect();
     delta.native = layout.reading(&native_counts);
     delta.native_counts = native_counts;
-    let after = earlier_nanos as f64 / 1e9;
-    for slot in &mut delta.exemplars {
-        if slot.is_some_and(|e| e.timestamp <= after) {
+    let carried = earlier.exemplars.iter().chain(std::iter::repeat(&None));
+    for (slot, carried) in delta.exemplars.iter_mut().zip(carried) {
+        if slot.is_some() && slot == carried {
             *slot = None;
         }
     }
@@ -279,6 +288,13 @@ fn exponential(span: &Span, counts: &HistogramSnapshot) -> Data {
         zero_count,
         positive,
     } = counts.native.clone().within_width(EXPONENTIAL_MAX_SIZE);
+    // The count is the buckets' own (OTLP: it must equal the zero count
+    // plus the buckets): a record in flight during the read is counted in
+    // its classic bucket before its native one.
+    let count = positive
+        .counts
+        .iter()
+        .fold(zero_count, |t, &c| t.wrapping_add(c));
     let first = positive.counts.iter().position(|&c| c != 0);
     let last = positive.counts.iter().rposition(|&c| c != 0);
     let buckets = match first.zip(last) {
@@ -293,8 +309,9 @@ fn exponential(span: &Span, counts: &HistogramSnapshot) -> Data {
             attributes: Vec::new(),
             start_time_unix_nano: span.start,
             time_unix_nano: span.now,
-            count: counts.count(),
-            sum: Some(counts.sum),
+            count,
+            // OTLP: a sum of no values is zero.
+            sum: Some(if count == 0 { 0.0 } else { counts.sum }),
             scale: i32::from(schema),
             zero_count,
             positive: Some(buckets),
@@ -472,6 +489,10 @@ mod tests {
         Arc::new(m)
     }
 
+    fn reading(m: &Arc<GymMetrics>) -> Arc<VerifyReading> {
+        Arc::new(VerifyReading::new(Arc::clone(m)))
+    }
+
     fn find<'m>(scope: &'m ScopeMetrics, name: &str) -> Option<&'m Metric> {
         scope.metrics.iter().find(|m| m.name == name)
     }
@@ -489,12 +510,14 @@ mod tests {
         let aggregation = HistogramAggregation::ExplicitBuckets;
         let cumulative = GymEncoding::new(
             Arc::clone(&m),
+            reading(&m),
             TemporalityPreference::Cumulative,
             aggregation,
             false,
         );
         let delta = GymEncoding::new(
             Arc::clone(&m),
+            reading(&m),
             TemporalityPreference::Delta,
             aggregation,
             false,
@@ -522,6 +545,7 @@ mod tests {
         let m = metrics();
         let encoding = GymEncoding::new(
             Arc::clone(&m),
+            reading(&m),
             TemporalityPreference::Cumulative,
             HistogramAggregation::Base2Exponential,
             false,
@@ -549,6 +573,7 @@ mod tests {
         let m = metrics();
         let encoding = GymEncoding::new(
             Arc::clone(&m),
+            reading(&m),
             TemporalityPreference::Cumulative,
             HistogramAggregation::ExplicitBuckets,
             true,

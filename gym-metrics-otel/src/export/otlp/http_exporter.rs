@@ -3,7 +3,7 @@
 //! as protobuf or as OTLP/JSON, gzipped when asked; retryable answers are
 //! retried by [`super::retry`] within the export timeout.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::time::{Duration, SystemTime};
 
 use gym_metrics_kit::env::TlsEnv;
@@ -91,7 +91,9 @@ impl HttpSender {
         let server_delay = (response.headers().get(RETRY_AFTER))
             .and_then(|v| v.to_str().ok())
             .and_then(|v| retry::parse_retry_after(v, SystemTime::now()));
-        let answer = response.bytes().unwrap_or_default();
+        // Read to a bound: a hostile collector's endless answer holds no memory.
+        let mut answer = Vec::new();
+        let _ = response.take(MAX_ANSWER_BYTES).read_to_end(&mut answer);
         if !status.is_success() {
             let text = String::from_utf8_lossy(&answer[..answer.len().min(256)]).into_owned();
             let error = format!("the collector answered {status}: {}", text.trim());
@@ -104,18 +106,39 @@ impl HttpSender {
                 Attempt::Failed(error)
             };
         }
-        let decoded = if self.json {
-            serde_json::from_slice::<ExportMetricsServiceResponse>(&answer).ok()
+        let partial = if self.json {
+            json_partial_success(&answer)
         } else {
-            ExportMetricsServiceResponse::decode(&answer[..]).ok()
+            (ExportMetricsServiceResponse::decode(&answer[..]).ok())
+                .and_then(|r| r.partial_success)
+                .map(|p| (p.rejected_data_points, p.error_message))
         };
         Attempt::Accepted(
-            decoded
-                .and_then(|r| r.partial_success)
-                .filter(|p| p.rejected_data_points > 0 || !p.error_message.is_empty())
-                .map(|p| (p.rejected_data_points, p.error_message)),
+            partial.filter(|(rejected, message)| *rejected > 0 || !message.is_empty()),
         )
     }
+}
+
+/// The most of a collector's answer read: its partial success, or the
+/// start of its error, is far smaller.
+const MAX_ANSWER_BYTES: u64 = 64 * 1024;
+
+/// The partial success of an OTLP/JSON answer, whose `rejectedDataPoints`
+/// is an int64, so a string in proto3 JSON (as the Go collector writes it),
+/// or a number.
+fn json_partial_success(answer: &[u8]) -> Option<(i64, String)> {
+    let answer: serde_json::Value = serde_json::from_slice(answer).ok()?;
+    let partial = answer.get("partialSuccess")?;
+    let rejected = match partial.get("rejectedDataPoints") {
+        Some(serde_json::Value::String(s)) => s.parse().ok()?,
+        Some(n) => n.as_i64()?,
+        None => 0,
+    };
+    let message = partial
+        .get("errorMessage")
+        .and_then(|m| m.as_str())
+        .unwrap_or_default();
+    Some((rejected, message.to_string()))
 }
 
 /// `body` gzipped (`Content-Encoding: gzip`).
@@ -150,4 +173,19 @@ fn client(
 ) -> Result<reqwest::blocking::Client, BuildError> {
     super::reject_without_tls(tls)?;
     super::http_client::build(timeout, |b| b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_json_partial_success_is_read_with_its_count_as_a_string_or_a_number() {
+        let go = br#"{"partialSuccess":{"rejectedDataPoints":"5","errorMessage":"x"}}"#;
+        assert_eq!(json_partial_success(go), Some((5, "x".to_string())));
+        let plain = br#"{"partialSuccess":{"rejectedDataPoints":3}}"#;
+        assert_eq!(json_partial_success(plain), Some((3, String::new())));
+        assert_eq!(json_partial_success(b"{}"), None);
+        assert_eq!(json_partial_success(b"not json"), None);
+    }
 }

@@ -4,8 +4,9 @@
 //! requested delay (`Retry-After`, gRPC `RetryInfo`), and the whole export,
 //! first try included, stays within the export timeout.
 //!
-//! - Retryable: HTTP 429, 502, 503, 504; gRPC `UNAVAILABLE`, and
-//!   `RESOURCE_EXHAUSTED` only when the status carries a
+//! - Retryable: HTTP 429, 502, 503, 504; gRPC `CANCELLED`,
+//!   `DEADLINE_EXCEEDED`, `ABORTED`, `OUT_OF_RANGE`, `UNAVAILABLE`,
+//!   `DATA_LOSS`, and `RESOURCE_EXHAUSTED` only when the status carries a
 //!   `google.rpc.RetryInfo` (the specification: the server says it may
 //!   recover). Everything else (400, 401, 403, 404, 500, a redirect,
 //!   `INVALID_ARGUMENT`, a refused connection over HTTP, a timeout) fails at
@@ -163,7 +164,13 @@ pub(crate) fn parse_retry_after(value: &str, now: std::time::SystemTime) -> Opti
 pub(crate) fn grpc_retryable(status: &tonic::Status) -> Option<Option<Duration>> {
     let retry_info = grpc_status::retry_info(status.details());
     match status.code() {
-        tonic::Code::Unavailable => Some(retry_info.flatten()),
+        // The OTLP/gRPC specification's retryable codes.
+        tonic::Code::Cancelled
+        | tonic::Code::DeadlineExceeded
+        | tonic::Code::Aborted
+        | tonic::Code::OutOfRange
+        | tonic::Code::Unavailable
+        | tonic::Code::DataLoss => Some(retry_info.flatten()),
         // Only a status with RetryInfo: the server says it may recover.
         tonic::Code::ResourceExhausted => retry_info,
         _ => None,

@@ -125,12 +125,16 @@ fn targets(t: &Template, r: &Results) -> String {
     };
     let own = ratio(prom.median("threads_2", ROLLOUT), one(prom, ROLLOUT));
     let sdk = ratio(one(otel, OTEL[0]), one(otel, OTEL[2]));
+    let otel_prom = ratio(one(otel, OTEL[0]), one(prom, ROLLOUT));
+    let otel_own = ratio(otel.median("threads_2", OTEL[0]), one(otel, OTEL[0]));
     let ((_, work, peer_work), (render, scraping)) = (r.http_work(), r.scrape_ratios());
     let wrk = r.wrk.as_ref().ok();
     let wrk = wrk.map(|w| w.ours.requests_per_sec / w.fixed.requests_per_sec);
-    let by_ratio: [(&str, Option<f64>, Meets); 9] = [
+    let by_ratio: [(&str, Option<f64>, Meets); 11] = [
         ("target_own_2", own, |q| q <= 1.5),
         ("target_otel", sdk, |q| q <= 1.1),
+        ("target_otel_prom", otel_prom, |q| q <= 1.2),
+        ("target_otel_own_2", otel_own, |q| q <= 1.5),
         ("target_verify_prom", verify(prom, "prom"), |q| q <= 1.5),
         ("target_verify_otel", verify(otel, "otel"), |q| q <= 1.5),
         ("target_http", ratio(work, peer_work), |q| q <= 0.15),

@@ -213,9 +213,7 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
 /// filter that picks its model. Each crate's unit tests are built with
 /// `--cfg loom` for that crate alone (`cargo rustc`), so no dependency is
 /// rebuilt for the flag and tokio's own loom mode stays off.
-const LOOM_MODELS: &[(&str, &str)] = &[
-    ("gym-metrics-kit", "sharded_histogram_loom"),
-];
+const LOOM_MODELS: &[(&str, &str)] = &[("gym-metrics-kit", "sharded_histogram_loom")];
 
 /// `cargo xtask loom`: every loom model, in the dev profile (a model runs in
 /// about a second there), its crate compiled with warnings denied.

@@ -93,7 +93,10 @@ mod tests {
             assert_eq!(dependent_adds(1_000), 1_000 * ADDS_PER_ROUND);
             let mhz = measure_mhz();
             eprintln!("measured clock: {mhz:?} MHz");
-            assert!(mhz.is_none_or(|mhz| PLAUSIBLE_MHZ.contains(&mhz)), "{mhz:?}");
+            assert!(
+                mhz.is_none_or(|mhz| PLAUSIBLE_MHZ.contains(&mhz)),
+                "{mhz:?}"
+            );
         }
     }
 }

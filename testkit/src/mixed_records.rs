@@ -37,22 +37,25 @@ pub fn duration(t: u64, i: u64) -> f64 {
 /// verification, 2 in 3 of those successful.
 ///
 /// ```
-/// use gym_metrics_api::backend::{Recorder};
-/// use gym_metrics_kit::VerifyTally;
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use gym_metrics_api::backend::Recorder;
 /// use gym_metrics_api::Role;
 /// use gym_testkit::mixed_records::{record_mixed, totals};
 ///
-/// struct Tally(Role, VerifyTally);
+/// struct Tally(Role, [AtomicU64; 2]);
 /// impl Recorder for Tally {
 ///     fn role(&self) -> &Role { &self.0 }
 ///     fn record_rollout_duration_ms(&self, _ms: f64) {}
-///     fn record_verify_ms(&self, _ms: f64, ok: bool) { self.1.record(ok) }
+///     fn record_verify_ms(&self, _ms: f64, ok: bool) {
+///         self.1[0].fetch_add(1, Ordering::Relaxed);
+///         self.1[1].fetch_add(u64::from(ok), Ordering::Relaxed);
+///     }
 ///     fn record_active_servers(&self, _count: u64) {}
 /// }
-/// let tally = Tally(Role::server("conc-0", "resources"), VerifyTally::new());
+/// let tally = Tally(Role::server("conc-0", "resources"), Default::default());
 /// record_mixed(&tally, 0, 12);
-/// let counts = tally.1.snapshot();
-/// assert_eq!((counts.completed, counts.succeeded), (9, 6));
+/// let counts = tally.1.each_ref().map(|c| c.load(Ordering::Relaxed));
+/// assert_eq!(counts, [9, 6]);
 /// // The totals are every thread's share.
 /// assert_eq!(totals(12).verifies, 9 * gym_testkit::mixed_records::THREADS);
 /// ```

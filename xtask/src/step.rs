@@ -41,10 +41,20 @@ pub fn run_status(mut cmd: Command) -> Result<(), String> {
     }
 }
 
-/// Collects the outcome of every step and prints one line per step.
-#[derive(Default)]
+/// Collects the outcome of every step and prints one line per step, and
+/// the whole run's wall time.
 pub struct Steps {
     results: Vec<(String, bool, f64)>,
+    started: Instant,
+}
+
+impl Default for Steps {
+    fn default() -> Self {
+        Self {
+            results: Vec::new(),
+            started: Instant::now(),
+        }
+    }
 }
 
 impl Steps {
@@ -148,6 +158,12 @@ impl Steps {
             let verdict = if *ok { "ok    " } else { "FAILED" };
             println!("  {verdict} {secs:7.1}s  {name}");
         }
+        // Steps run beside others overlap: the total is the run's wall time.
+        let total = self.started.elapsed().as_secs_f64();
+        println!(
+            "  total  {total:7.1}s  (wall time, {:.1} min)",
+            total / 60.0
+        );
         let failed = self.results.iter().filter(|(_, ok, _)| !ok).count();
         let passed = self.results.len() - failed;
         println!("ci: {passed} passed, {failed} failed");

@@ -194,19 +194,25 @@ fn hostile() -> Vec<Hostile> {
     ]
 }
 
-#[test]
-fn hostile_traceparents_never_leave_an_invalid_exemplar() {
-    if gym_testkit::ran_in_child() {
-        return;
-    }
+/// A resources server installed on 127.0.0.1, and a client of its
+/// `/verify` behind the tower layer.
+fn verifier() -> (gym_metrics_prom::PrometheusGuard, Client) {
     let guard = PrometheusBuilder::new()
         .role(Role::server("math-0", "resources"))
         .with_http_listener(([127, 0, 0, 1], 0))
         .install()
         .unwrap();
-    let handle = guard.handle();
     let addr = serve(RouteTable::new(["/verify"]).unwrap(), verify);
-    let mut client = Client::new(addr);
+    (guard, Client::new(addr))
+}
+
+#[test]
+fn hostile_traceparents_never_leave_an_invalid_exemplar() {
+    if gym_testkit::ran_in_child() {
+        return;
+    }
+    let (guard, mut client) = verifier();
+    let handle = guard.handle();
     let mut sent = BTreeSet::new();
     let (mut step, mut statuses) = (0u64, std::collections::BTreeMap::new());
     for (name, lines, w3c) in hostile() {
@@ -247,14 +253,8 @@ fn ten_thousand_distinct_garbage_traceparents_keep_exemplars_and_memory_bounded(
     if gym_testkit::ran_in_child() {
         return;
     }
-    let guard = PrometheusBuilder::new()
-        .role(Role::server("math-0", "resources"))
-        .with_http_listener(([127, 0, 0, 1], 0))
-        .install()
-        .unwrap();
+    let (guard, mut client) = verifier();
     let handle = guard.handle();
-    let addr = serve(RouteTable::new(["/verify"]).unwrap(), verify);
-    let mut client = Client::new(addr);
     let mut sent = BTreeSet::new();
     let mut send = |i: u64| {
         // Distinct every time, 56 B to 8 KiB; every tenth a valid caller.

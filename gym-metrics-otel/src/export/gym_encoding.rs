@@ -282,19 +282,17 @@ fn explicit_point(
 /// reading at most [`EXPONENTIAL_MAX_SIZE`] wide. OTLP's bucket `i` holds
 /// `(base^i, base^(i+1)]`, Prometheus' key `k` holds `(base^(k-1), base^k]`.
 fn exponential(span: &Span, counts: &HistogramSnapshot) -> Data {
+    let reading = counts.native.clone().within_width(EXPONENTIAL_MAX_SIZE);
+    let count = reading.total();
     let Reading {
         schema,
         zero_threshold,
         zero_count,
         positive,
-    } = counts.native.clone().within_width(EXPONENTIAL_MAX_SIZE);
+    } = reading;
     // The count is the buckets' own (OTLP: it must equal the zero count
     // plus the buckets): a record in flight during the read is counted in
     // its classic bucket before its native one.
-    let count = positive
-        .counts
-        .iter()
-        .fold(zero_count, |t, &c| t.wrapping_add(c));
     let first = positive.counts.iter().position(|&c| c != 0);
     let last = positive.counts.iter().rposition(|&c| c != 0);
     let buckets = match first.zip(last) {
@@ -364,25 +362,25 @@ fn gauge(point: NumberDataPoint) -> Data {
     })
 }
 
-fn string(key: &str, value: &str) -> KeyValue {
+/// One attribute.
+fn attribute(key: &str, value: any_value::Value) -> KeyValue {
     KeyValue {
         key: key.to_string(),
-        value: Some(AnyValue {
-            value: Some(any_value::Value::StringValue(value.to_string())),
-        }),
+        value: Some(AnyValue { value: Some(value) }),
         key_strindex: 0,
     }
 }
 
+fn string(key: &str, value: &str) -> KeyValue {
+    attribute(key, any_value::Value::StringValue(value.to_string()))
+}
+
+/// A status code as an integer attribute, as the SDK writes it.
 fn status(key: &str, code: &str) -> Option<KeyValue> {
-    let code: i64 = code.parse().ok()?;
-    Some(KeyValue {
-        key: key.to_string(),
-        value: Some(AnyValue {
-            value: Some(any_value::Value::IntValue(code)),
-        }),
-        key_strindex: 0,
-    })
+    Some(attribute(
+        key,
+        any_value::Value::IntValue(code.parse().ok()?),
+    ))
 }
 
 /// The semantic conventions' attributes of one series (the status an integer).
@@ -405,13 +403,7 @@ fn stable_attributes(key: &HttpSeriesKey) -> Vec<KeyValue> {
 
 /// `otel.metric.overflow=true`, as the SDK marks its overflow series.
 fn overflow() -> KeyValue {
-    KeyValue {
-        key: "otel.metric.overflow".to_string(),
-        value: Some(AnyValue {
-            value: Some(any_value::Value::BoolValue(true)),
-        }),
-        key_strindex: 0,
-    }
+    attribute("otel.metric.overflow", any_value::Value::BoolValue(true))
 }
 
 /// The old conventions' `http.server.duration` (ms) of the stable series:

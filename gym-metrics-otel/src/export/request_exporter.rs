@@ -80,6 +80,8 @@ impl RequestExporter {
                 .send(request)
                 .map_err(OTelSdkError::InternalFailure)?,
         };
+        // An empty partial success (nothing rejected, no message) is a success.
+        let partial = partial.filter(|(rejected, message)| *rejected > 0 || !message.is_empty());
         if let Some((rejected, message)) = partial {
             if !self.partial_logged.swap(true, Ordering::Relaxed) {
                 log::warn!(

@@ -91,7 +91,6 @@ impl GrpcSender {
                     response
                         .into_inner()
                         .partial_success
-                        .filter(|p| p.rejected_data_points > 0 || !p.error_message.is_empty())
                         .map(|p| (p.rejected_data_points, p.error_message)),
                 );
             }

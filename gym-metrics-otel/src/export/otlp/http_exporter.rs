@@ -113,9 +113,7 @@ impl HttpSender {
                 .and_then(|r| r.partial_success)
                 .map(|p| (p.rejected_data_points, p.error_message))
         };
-        Attempt::Accepted(
-            partial.filter(|(rejected, message)| *rejected > 0 || !message.is_empty()),
-        )
+        Attempt::Accepted(partial)
     }
 }
 

@@ -52,7 +52,8 @@ pub(crate) enum Sender {
 }
 
 impl Sender {
-    /// Sends `request`; the collector's partial success (rejected data
+    /// Sends `request`; the collector's partial success as it answered it,
+    /// empty or not (rejected data
     /// points and its message), if it reported one.
     pub(crate) fn send(
         &self,

@@ -488,8 +488,10 @@ impl Shared {
         let host = imp::host(proc);
         let mut unreadable = None;
         let mut trees = Vec::new();
+        // Once a sample: whether procfs is there at all.
+        let mounted = imp::mounted(proc);
         for (role, pid) in servers {
-            match imp::tree(proc, pid) {
+            match mounted.clone().and_then(|()| imp::tree(proc, pid)) {
                 Ok(tree) => trees.push((role, pid, imp::start(proc, pid), tree)),
                 Err(why) => {
                     unreadable.get_or_insert_with(|| format!("{} (pid {pid}): {why}", role.name()));
@@ -634,18 +636,21 @@ mod imp {
         Some((info.mem_total, info.mem_available?))
     }
 
-    /// The tree under `root`: zeros when it is gone; an error saying why
-    /// when `/proc` cannot tell (not mounted: even this process's own entry
-    /// is missing; or the root's entry is not readable).
+    /// Whether procfs can tell anything: not mounted (or a sandbox's empty
+    /// one), even this process's own entry is missing, and every pid would
+    /// read as gone.
+    pub(super) fn mounted(proc: &Path) -> Result<(), String> {
+        (Process::new_with_root(proc.join("self")).and_then(|p| p.stat()))
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    /// The tree under `root`, on a [`mounted`] procfs: zeros when it is
+    /// gone; an error saying why when the root's entry is not readable.
     pub(super) fn tree(proc: &Path, root: u32) -> Result<Tree, String> {
-        let unreadable = |e: ProcError| Err(e.to_string());
-        match Process::new_with_root(proc.join("self")).and_then(|p| p.stat()) {
-            Ok(_) => {}
-            Err(e) => return unreadable(e),
-        }
         match process(proc, root).and_then(|p| p.statm()) {
             Ok(_) | Err(ProcError::NotFound(_)) => {}
-            Err(e) => return unreadable(e),
+            Err(e) => return Err(e.to_string()),
         }
         let pids = Tree::pids(root, |pid| children(proc, pid));
         Ok(Tree::sum(
@@ -706,6 +711,10 @@ mod imp {
 
     pub(super) fn host(_proc: &Path) -> Option<(u64, u64)> {
         None
+    }
+
+    pub(super) fn mounted(_proc: &Path) -> Result<(), String> {
+        Err("memory is read from /proc, which only Linux has".into())
     }
 
     pub(super) fn tree(_proc: &Path, _root: u32) -> Result<Tree, String> {

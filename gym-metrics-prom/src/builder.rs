@@ -291,11 +291,11 @@ impl PrometheusBuilder {
     /// bucket.
     ///
     /// ```
-    /// use gym_metrics_kit::env::ExemplarFilter;
-    /// let b = gym_metrics_prom::PrometheusBuilder::new().exemplar_filter(ExemplarFilter::AlwaysOff);
+    /// use gym_metrics_prom::{ExemplarFilter, PrometheusBuilder};
+    /// let b = PrometheusBuilder::new().exemplar_filter(ExemplarFilter::AlwaysOff);
     /// assert!(format!("{b:?}").contains("AlwaysOff"));
     /// ```
-    pub fn exemplar_filter(mut self, filter: gym_metrics_kit::env::ExemplarFilter) -> Self {
+    pub fn exemplar_filter(mut self, filter: crate::ExemplarFilter) -> Self {
         self.settings.exemplar_filter = filter;
         self
     }

@@ -126,6 +126,9 @@ pub use guard::PrometheusGuard;
 /// limit), given to the builder's `with_metrics_bridge`.
 #[cfg(feature = "metrics-bridge")]
 pub use gym_metrics_kit::bridge::{HistogramMatcher, MetricsBridgeOptions};
+/// Which timed records take their span as an exemplar
+/// (`OTEL_METRICS_EXEMPLAR_FILTER`), as on the otel backend.
+pub use gym_metrics_kit::env::ExemplarFilter;
 /// The Prometheus backend's recorder: the kit's one recorder of the gym
 /// instruments, into per-thread shards summed at scrape time. Obtained
 /// from [`PrometheusBuilder::build`] (or installed by

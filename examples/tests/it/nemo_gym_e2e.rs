@@ -725,12 +725,14 @@ fn gyms_memory_gauges_from_both_languages_answer_one_query() {
     // One query over Gym's name answers for every server of both languages.
     let usage = "gym_server_memory_usage_bytes{memory_type=\"rss\"}";
     let want: BTreeSet<&str> = ["agent-0", "resources-0", PYTHON_SERVER].into();
+    // Until every server has its exec'd image: the first sample of a child
+    // our orchestrator just spawned can come before its exec (0.7 MB seen).
     let samples = vm
         .wait_for(usage, Duration::from_secs(30), |s| {
             let named: BTreeSet<&str> = (s.iter())
                 .filter_map(|x| x.labels.get("nemo_gym_server_name").map(String::as_str))
                 .collect();
-            named == want && s.len() == want.len()
+            named == want && s.len() == want.len() && s.iter().all(|x| x.value > 1e6)
         })
         .unwrap_or_else(|e| panic!("{e}\n{}", context(&fleet, &vm)));
     // Gym's attributes and the fleet's labels on either language's, each

@@ -1253,6 +1253,7 @@ mod tests {
         profiler.set_servers(std::slice::from_ref(&root));
         let mut samples = 0u32;
         let mut slowest = Duration::ZERO;
+        let mut times = Vec::new();
         let mut with_a_child = 0u32;
         let started = std::time::Instant::now();
         let mut group = group;
@@ -1271,6 +1272,7 @@ mod tests {
             let t = std::time::Instant::now();
             let sample = sample_now(&profiler, &list);
             slowest = slowest.max(t.elapsed());
+            times.push(t.elapsed());
             samples += 1;
             // The thread's sample may land between this one and the read:
             // it is of the last list set, or of the root alone.
@@ -1300,8 +1302,16 @@ mod tests {
              a child in {with_a_child} of them"
         );
         assert!(samples >= 100, "only {samples} samples");
+        // Wall times, beside other tests on 2 cores: the median says what a
+        // sample costs, the slowest only that none hung (as the tree test's).
+        times.sort();
+        let median = times[times.len() / 2];
         assert!(
-            slowest < Duration::from_millis(500),
+            median < Duration::from_millis(50),
+            "median sample {median:?}"
+        );
+        assert!(
+            slowest < Duration::from_secs(3),
             "a sample took {slowest:?}"
         );
         // The root is reaped: gone, its peak kept.
